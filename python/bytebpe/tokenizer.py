@@ -1,0 +1,280 @@
+"""The public `Tokenizer`: training entry points, encoding, decoding, saving."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Literal, NamedTuple
+
+from bytebpe import _bytebpe, file_format, training
+from bytebpe._bytebpe import UnknownTokenError
+from bytebpe.training import TrainingWarning
+
+__all__ = ["Merge", "Tokenizer", "TrainingWarning"]
+
+BUILTIN_PATTERNS = ("gpt2", "cl100k", "o200k")
+
+
+class Merge(NamedTuple):
+    """One training step: `left` and `right` joined into `token`, seen `count` times."""
+
+    left: int
+    right: int
+    token: int
+    count: int
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer. Immutable: safe to share between threads.
+
+    Ids 0..255 are the bytes, merged tokens follow in training order, special tokens come
+    last; an id equals its tiktoken rank.
+    """
+
+    __slots__ = ("_core", "_special_ids")
+
+    def __init__(self, core: _bytebpe.CoreTokenizer) -> None:
+        if not isinstance(core, _bytebpe.CoreTokenizer):
+            raise TypeError(
+                "Tokenizer is built by Tokenizer.train_from_iterator(...), "
+                "Tokenizer.train_from_counts(...) or Tokenizer.load(path)"
+            )
+        self._core = core
+        self._special_ids: dict[str, int] = dict(core.special_tokens)
+
+    # ==================== Training
+
+    @classmethod
+    def train_from_iterator(
+        cls,
+        iterable: Any,
+        vocab_size: int,
+        *,
+        pattern: str = "cl100k",
+        special_tokens: Sequence[str] = (),
+        min_frequency: int = 2,
+        num_threads: int | None = None,
+        buffer_size: int = 8192,
+        text_column: str = "text",
+        surrogates: Literal["error", "surrogatepass"] = "error",
+        progress: bool = True,
+    ) -> Tokenizer:
+        """Trains on documents from any iterable.
+
+        Items may be `str`, `bytes` (any bytes; invalid UTF-8 is kept byte by byte), lists
+        of those (batches), or dict rows whose `text_column` holds the text; a
+        `datasets.Dataset` or `IterableDataset` can be passed directly. `pattern` is a
+        built-in name ("gpt2", "cl100k", "o200k") or any regex. Training stops at
+        `vocab_size` tokens (special tokens included) or when no pair occurs
+        `min_frequency` times. A `str` with lone surrogates is refused unless
+        `surrogates="surrogatepass"`, which keeps them as their surrogatepass bytes
+        (decode with `decode_bytes(...).decode("utf-8", "surrogatepass")`).
+        """
+        specials = training.check_config(
+            vocab_size, special_tokens, min_frequency, num_threads, buffer_size
+        )
+        if surrogates not in training.SURROGATE_MODES:
+            raise ValueError(
+                f"surrogates={surrogates!r}; choose one of {training.SURROGATE_MODES}"
+            )
+        counter = _bytebpe.WordCounter(
+            pattern, specials, num_threads, surrogates == "surrogatepass"
+        )
+        total = len(iterable) if hasattr(iterable, "__len__") else None
+        documents = training.iter_documents(iterable, text_column, buffer_size)
+        training.count_documents(
+            counter, documents, buffer_size=buffer_size, total=total, progress=progress
+        )
+        core = training.merge(counter, vocab_size, min_frequency, len(specials), progress)
+        return cls(core)
+
+    @classmethod
+    def train_from_counts(
+        cls,
+        counts: Mapping[str | bytes, int],
+        vocab_size: int,
+        *,
+        pattern: str = "cl100k",
+        special_tokens: Sequence[str] = (),
+        min_frequency: int = 2,
+        num_threads: int | None = None,
+        progress: bool = True,
+    ) -> Tokenizer:
+        """Trains on pre-counted words (each key is one word, not split further).
+
+        Counts are ints in [0, 2**64). `pattern` is stored for encoding later.
+        """
+        specials = training.check_config(vocab_size, special_tokens, min_frequency, num_threads)
+        items = training.word_count_items(counts)
+        counter = _bytebpe.WordCounter(pattern, specials, num_threads, False)
+        counter.add_counts(items)
+        core = training.merge(counter, vocab_size, min_frequency, len(specials), progress)
+        return cls(core)
+
+    # ==================== Properties
+
+    @property
+    def pattern(self) -> str:
+        """The pre-tokenization regex (built-in names resolved to tiktoken's `pat_str`)."""
+        return self._core.pattern
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self._special_ids)
+
+    @property
+    def vocab_size(self) -> int:
+        """All tokens: 256 bytes + merged tokens + special tokens."""
+        return self._core.vocab_size
+
+    def mergeable_ranks(self) -> dict[bytes, int]:
+        """Token bytes -> id for every non-special token (tiktoken's `mergeable_ranks`)."""
+        return self._core.mergeable_ranks()
+
+    def merges(self) -> list[Merge]:
+        """The training log: every merge in order, with its count."""
+        return [Merge(*m) for m in self._core.merges()]
+
+    def token_bytes(self, token: int) -> bytes:
+        return self._core.token_bytes(_check_id(token, 0))
+
+    # ==================== Encoding
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[int]:
+        """Encodes text; special tokens follow tiktoken's rules.
+
+        Text equal to a special token raises ValueError unless the token is in
+        `allowed_special` (then it becomes its id) or left out of `disallowed_special`
+        (then it is encoded as ordinary text).
+        """
+        _check_text(text)
+        allowed = set(self._special_ids) if allowed_special == "all" else set(allowed_special)
+        if disallowed_special == "all":
+            disallowed = set(self._special_ids) - allowed
+        else:
+            disallowed = set(disallowed_special)
+        for token in disallowed:
+            if token in text:
+                raise ValueError(
+                    f"the text contains the special token {token!r}. To encode it as the "
+                    f"special token, pass allowed_special={{{token!r}}} (or 'all'); to "
+                    f"encode it as ordinary text, pass disallowed_special=() or leave "
+                    f"{token!r} out of disallowed_special."
+                )
+        if not allowed:
+            return self.encode_ordinary(text)
+        return _call(self._core.encode, text, allowed)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encodes text, treating special-token text as ordinary text."""
+        _check_text(text)
+        return _call(self._core.encode_ordinary, text)
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """Encodes any bytes; invalid UTF-8 becomes byte tokens, so decoding gives it back."""
+        if isinstance(data, (bytearray, memoryview)):
+            data = bytes(data)
+        if not isinstance(data, bytes):
+            raise TypeError(f"encode_bytes takes bytes, not {type(data).__name__}")
+        return self._core.encode_bytes(data)
+
+    def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
+        """Encodes many texts in parallel (ordinary encoding), GIL released."""
+        if isinstance(texts, str):
+            raise TypeError("encode_batch takes a list of str; for one text use encode()")
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            _check_text(text, f"texts[{i}]")
+        if num_threads is not None:
+            training.check_config(256, (), 1, num_threads)
+        return _call(self._core.encode_ordinary_batch, texts, num_threads)
+
+    # ==================== Decoding
+
+    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
+        """The bytes of `tokens` (special tokens give their text)."""
+        try:
+            return self._core.decode_bytes(tokens)
+        except (TypeError, OverflowError):
+            for position, token in enumerate(tokens):
+                _check_id(token, position)
+            raise
+
+    def decode(
+        self, tokens: Sequence[int], errors: Literal["strict", "replace", "ignore"] = "strict"
+    ) -> str:
+        """The text of `tokens`. Bytes that are not valid UTF-8 raise by default
+        (`errors="strict"`); "replace" puts U+FFFD in their place, "ignore" drops them."""
+        if errors not in ("strict", "replace", "ignore"):
+            raise ValueError(f"errors={errors!r}; choose 'strict', 'replace' or 'ignore'")
+        return self.decode_bytes(tokens).decode("utf-8", errors)
+
+    # ==================== Saving and loading
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes a self-describing file: merges, pattern, special tokens, format version."""
+        file_format.save(self._core, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Reads a file written by `save`; a foreign or damaged file raises
+        CorruptTokenizerError."""
+        return cls(file_format.load(path))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return (_from_state, (file_format.to_state(self._core),))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        return file_format.to_state(self._core) == file_format.to_state(other._core)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        name = next(
+            (n for n in BUILTIN_PATTERNS if _bytebpe.resolve_pattern(n) == self.pattern), None
+        )
+        pattern = name or self.pattern
+        return (
+            f"Tokenizer(vocab_size={self.vocab_size}, pattern={pattern!r}, "
+            f"special_tokens={list(self._special_ids)})"
+        )
+
+
+def _from_state(state: dict[str, Any]) -> Tokenizer:
+    return Tokenizer(file_format.from_state(state, "pickled tokenizer"))
+
+
+def _call(method: Any, text: Any, *args: Any) -> Any:
+    try:
+        return method(text, *args)
+    except UnicodeEncodeError as e:  # only reachable through a list of texts
+        raise ValueError(f"text contains a lone surrogate: {e}") from None
+
+
+def _check_text(text: object, name: str = "text") -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be str, not {type(text).__name__} (use encode_bytes for bytes)")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"{name} contains a lone surrogate at character {e.start}, which is not valid text; "
+            "encode text.encode('utf-8', 'surrogatepass') with encode_bytes to keep it "
+            "reversibly"
+        ) from None
+
+
+def _check_id(token: object, position: int) -> int:
+    if isinstance(token, bool) or not isinstance(token, int):
+        raise TypeError(f"token at position {position} is {type(token).__name__}, expected int")
+    if not 0 <= token < 2**32:
+        raise UnknownTokenError(f"unknown token id {token} at position {position}")
+    return token

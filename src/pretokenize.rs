@@ -1,0 +1,171 @@
+//! Pre-tokenization: splitting a document into pieces (the words BPE works within).
+//!
+//! Text is split by the pattern; bytes that are not valid UTF-8 become one-byte pieces of
+//! their own; text a custom pattern does not cover becomes pieces too (nothing is dropped).
+
+use crate::error::{Error, Result};
+
+/// tiktoken's r50k_base / gpt2 `pat_str`.
+pub const GPT2: &str =
+    r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
+/// tiktoken's cl100k_base `pat_str` (GPT-4).
+pub const CL100K: &str = r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s";
+/// tiktoken's o200k_base `pat_str` (GPT-4o).
+pub const O200K: &str = concat!(
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"|\p{N}{1,3}",
+    r"| ?[^\s\p{L}\p{N}]+[\r\n/]*",
+    r"|\s*[\r\n]+",
+    r"|\s+(?!\S)",
+    r"|\s+",
+);
+
+/// The regex string for a built-in name (`gpt2`, `r50k`, `cl100k`, `o200k`, also with the
+/// `_base` suffix), or the argument itself when it is not a built-in name.
+pub fn resolve(name_or_regex: &str) -> &str {
+    match name_or_regex {
+        "gpt2" | "r50k" | "r50k_base" => GPT2,
+        "cl100k" | "cl100k_base" => CL100K,
+        "o200k" | "o200k_base" => O200K,
+        other => other,
+    }
+}
+
+/// A compiled pre-tokenization pattern.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    /// The regex source, built-in names already resolved.
+    source: String,
+    regex: fancy_regex::Regex,
+}
+
+impl Pattern {
+    pub fn new(name_or_regex: &str) -> Result<Self> {
+        let source = resolve(name_or_regex).to_owned();
+        let regex = fancy_regex::Regex::new(&source).map_err(|e| Error::InvalidPattern {
+            pattern: source.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(Self { source, regex })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Calls `emit` with every piece of `text`: each non-empty match, and each maximal run
+    /// of text between matches (only custom patterns leave such gaps).
+    pub fn split_text<'t>(
+        &self,
+        text: &'t str,
+        mut emit: impl FnMut(&'t [u8]),
+    ) -> Result<(), fancy_regex::Error> {
+        let mut covered = 0;
+        for m in self.regex.find_iter(text) {
+            let m = m?;
+            if m.start() == m.end() {
+                continue;
+            }
+            if m.start() > covered {
+                emit(&text.as_bytes()[covered..m.start()]);
+            }
+            emit(m.as_str().as_bytes());
+            covered = m.end();
+        }
+        if covered < text.len() {
+            emit(&text.as_bytes()[covered..]);
+        }
+        Ok(())
+    }
+
+    /// Calls `emit` with every piece of `data`: valid UTF-8 runs are split as text, each
+    /// byte that is not part of valid UTF-8 is a piece of its own.
+    pub fn split_bytes<'t>(
+        &self,
+        data: &'t [u8],
+        mut emit: impl FnMut(&'t [u8]),
+    ) -> Result<(), fancy_regex::Error> {
+        for_each_utf8_run(data, |run| match run {
+            Utf8Run::Text(text) => self.split_text(text, &mut emit),
+            Utf8Run::Invalid(bytes) => {
+                for i in 0..bytes.len() {
+                    emit(&bytes[i..i + 1]);
+                }
+                Ok(())
+            }
+        })
+    }
+}
+
+/// A stretch of a byte string: valid text, or bytes that are not part of valid UTF-8.
+pub enum Utf8Run<'t> {
+    Text(&'t str),
+    Invalid(&'t [u8]),
+}
+
+/// Walks `data` as alternating runs of valid UTF-8 and invalid bytes, in order.
+pub fn for_each_utf8_run<'t, E>(
+    mut data: &'t [u8],
+    mut visit: impl FnMut(Utf8Run<'t>) -> Result<(), E>,
+) -> Result<(), E> {
+    while !data.is_empty() {
+        match std::str::from_utf8(data) {
+            Ok(text) => return visit(Utf8Run::Text(text)),
+            Err(e) => {
+                let valid = e.valid_up_to();
+                if valid > 0 {
+                    // SAFETY: from_utf8 just checked that data[..valid] is UTF-8.
+                    visit(Utf8Run::Text(unsafe {
+                        std::str::from_utf8_unchecked(&data[..valid])
+                    }))?;
+                }
+                // None: an incomplete sequence at the very end; all of it is invalid.
+                let bad = e.error_len().unwrap_or(data.len() - valid);
+                visit(Utf8Run::Invalid(&data[valid..valid + bad]))?;
+                data = &data[valid + bad..];
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(pattern: &str, data: &[u8]) -> Vec<Vec<u8>> {
+        let p = Pattern::new(pattern).unwrap();
+        let mut out = Vec::new();
+        p.split_bytes(data, |piece| out.push(piece.to_vec())).unwrap();
+        out
+    }
+
+    #[test]
+    fn cl100k_splits_like_tiktoken() {
+        let got = pieces("cl100k", b"Hello world's 12345  \n\n  x");
+        let want: Vec<&[u8]> =
+            vec![b"Hello", b" world", b"'s", b" ", b"123", b"45", b"  \n\n", b" ", b" x"];
+        assert_eq!(got, want.iter().map(|p| p.to_vec()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn invalid_bytes_are_single_pieces() {
+        let got = pieces("cl100k", b"ab\xff\xfecd\xe2\x82");
+        let want: Vec<&[u8]> = vec![b"ab", b"\xff", b"\xfe", b"cd", b"\xe2", b"\x82"];
+        assert_eq!(got, want.iter().map(|p| p.to_vec()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn gaps_of_custom_patterns_are_kept() {
+        let got = pieces(r"[a-z]+", b"--ab..cd!");
+        let want: Vec<&[u8]> = vec![b"--", b"ab", b"..", b"cd", b"!"];
+        assert_eq!(got, want.iter().map(|p| p.to_vec()).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn invalid_regex_names_the_pattern() {
+        let err = Pattern::new("(unclosed").unwrap_err();
+        assert!(err.to_string().contains("(unclosed"), "{err}");
+    }
+}

@@ -1,0 +1,25 @@
+//! The Python binding (`bytebpe._bytebpe`). Converts arguments, runs the core detached,
+//! converts results; policy and friendly errors live in the Python facade.
+
+mod enter;
+mod errors;
+mod tokenizer;
+mod trainer;
+
+use pyo3::prelude::*;
+
+#[pymodule(gil_used = false)]
+fn _bytebpe(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<tokenizer::CoreTokenizer>()?;
+    m.add_class::<trainer::WordCounter>()?;
+    m.add_function(wrap_pyfunction!(resolve_pattern, m)?)?;
+    errors::register(m)?;
+    Ok(())
+}
+
+/// The regex of a built-in pattern name, or the argument itself.
+#[pyfunction]
+fn resolve_pattern(name_or_regex: &str) -> &str {
+    crate::pretokenize::resolve(name_or_regex)
+}

@@ -1,0 +1,160 @@
+//! `WordCounter`: counts batches handed over by the Python layer, then trains.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::types::{PyBytes, PyList, PyString};
+
+use super::enter::{detached, detached_quiet};
+use super::errors::to_py;
+use super::tokenizer::CoreTokenizer;
+use crate::pretokenize::Pattern;
+use crate::special::SpecialTokens;
+use crate::train::{self, Document, TrainConfig};
+
+/// A document kept alive as a Python object while the GIL is released.
+enum Held {
+    Text(PyBackedStr),
+    Bytes(PyBackedBytes),
+}
+
+impl Held {
+    fn document(&self) -> Document<'_> {
+        match self {
+            Held::Text(s) => Document { data: s.as_bytes(), is_text: true },
+            Held::Bytes(b) => Document { data: b, is_text: false },
+        }
+    }
+}
+
+#[pyclass(module = "bytebpe._bytebpe")]
+pub struct WordCounter {
+    /// Taken by `train`; a counter trains once.
+    inner: Option<train::WordCounter>,
+    threads: Option<usize>,
+    /// Keep lone surrogates as their "surrogatepass" bytes instead of refusing them.
+    surrogatepass: bool,
+}
+
+impl WordCounter {
+    fn counter(&mut self) -> PyResult<&mut train::WordCounter> {
+        self.inner.as_mut().ok_or_else(|| PyValueError::new_err("this counter already trained"))
+    }
+}
+
+#[pymethods]
+impl WordCounter {
+    #[new]
+    #[pyo3(signature = (pattern, special_tokens, num_threads=None, surrogatepass=false))]
+    fn new(
+        pattern: &str,
+        special_tokens: Vec<String>,
+        num_threads: Option<usize>,
+        surrogatepass: bool,
+    ) -> PyResult<Self> {
+        let pattern = Pattern::new(pattern).map_err(to_py)?;
+        // Ids are assigned after training; only the texts matter while counting.
+        let specials = special_tokens.into_iter().map(|t| (t, 0)).collect();
+        let specials = SpecialTokens::new(specials).map_err(to_py)?;
+        Ok(Self {
+            inner: Some(train::WordCounter::new(pattern, specials)),
+            threads: num_threads,
+            surrogatepass,
+        })
+    }
+
+    /// Counts a batch of `str`/`bytes` documents; `first_index` numbers them in errors.
+    fn add_batch(
+        &mut self,
+        py: Python<'_>,
+        items: &Bound<'_, PyList>,
+        first_index: u64,
+    ) -> PyResult<()> {
+        let mut held = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            held.push(self.hold(&item, first_index + i as u64)?);
+        }
+        let threads = self.threads;
+        let counter = self.counter()?;
+        detached_quiet(py, move || {
+            let docs: Vec<Document<'_>> = held.iter().map(Held::document).collect();
+            counter.add_documents(&docs, first_index, threads)
+        })
+    }
+
+    /// Adds pre-counted words (not pre-tokenized).
+    fn add_counts(&mut self, words: Vec<(PyBackedBytes, u64)>) -> PyResult<()> {
+        let counter = self.counter()?;
+        for (word, count) in words {
+            counter.add_word(&word, count).map_err(to_py)?;
+        }
+        Ok(())
+    }
+
+    #[getter]
+    fn documents(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |c| c.documents())
+    }
+
+    #[getter]
+    fn bytes(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |c| c.bytes())
+    }
+
+    #[getter]
+    fn distinct_words(&self) -> usize {
+        self.inner.as_ref().map_or(0, |c| c.distinct_words())
+    }
+
+    /// Runs the merge loop with the GIL released; `progress(n)` gets the number of new
+    /// tokens so far, and Ctrl-C interrupts within a fraction of a second.
+    #[pyo3(signature = (vocab_size, min_frequency, progress=None))]
+    fn train(
+        &mut self,
+        py: Python<'_>,
+        vocab_size: usize,
+        min_frequency: u64,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<CoreTokenizer> {
+        let config = TrainConfig { vocab_size, min_frequency };
+        let specials = self.counter()?.specials().len();
+        config.validate(specials).map_err(to_py)?;
+        let counter = self.inner.take().expect("checked above");
+        let tokenizer = detached(py, progress.as_ref(), move |observe| {
+            train::train(counter, config, observe)
+        })?;
+        Ok(CoreTokenizer { inner: Arc::new(tokenizer) })
+    }
+}
+
+impl WordCounter {
+    fn hold(&self, item: &Bound<'_, PyAny>, index: u64) -> PyResult<Held> {
+        if let Ok(text) = item.cast::<PyString>() {
+            return match PyBackedStr::try_from(text.clone()) {
+                Ok(text) => Ok(Held::Text(text)),
+                Err(_) if self.surrogatepass => {
+                    let bytes = item.call_method1("encode", ("utf-8", "surrogatepass"))?;
+                    Ok(Held::Bytes(bytes.extract()?))
+                }
+                Err(err) => {
+                    let start = err.value(item.py()).getattr("start").ok();
+                    let at = start.map(|s| format!(" at character {s}")).unwrap_or_default();
+                    Err(PyValueError::new_err(format!(
+                        "document {index} contains a lone surrogate{at}, which is not valid \
+                         text; pass surrogates=\"surrogatepass\" to keep it reversibly, or \
+                         clean the text"
+                    )))
+                }
+            };
+        }
+        if item.is_instance_of::<PyBytes>() || item.is_instance_of::<pyo3::types::PyByteArray>() {
+            return Ok(Held::Bytes(item.extract()?));
+        }
+        Err(PyTypeError::new_err(format!(
+            "document {index} is {}, expected str or bytes",
+            item.get_type().name()?
+        )))
+    }
+}

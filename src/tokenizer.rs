@@ -1,0 +1,124 @@
+//! A trained tokenizer: vocabulary, pattern and special tokens, immutable once built.
+
+use rayon::prelude::*;
+
+use crate::decode;
+use crate::encode::encode_piece;
+use crate::error::{Error, Result};
+use crate::parallel;
+use crate::pretokenize::Pattern;
+use crate::special::{Part, SpecialTokens};
+use crate::vocab::Vocab;
+use crate::Rank;
+
+#[derive(Debug, Clone)]
+pub struct Tokenizer {
+    vocab: Vocab,
+    pattern: Pattern,
+    specials: SpecialTokens,
+}
+
+impl Tokenizer {
+    /// Special tokens get the ids right after the mergeable tokens, in the given order.
+    pub fn new(vocab: Vocab, pattern: Pattern, special_texts: Vec<String>) -> Result<Self> {
+        let first = vocab.len() as Rank;
+        let specials =
+            special_texts.into_iter().enumerate().map(|(i, t)| (t, first + i as Rank)).collect();
+        Self::with_special_ids(vocab, pattern, specials)
+    }
+
+    /// Special tokens with explicit ids, which must lie above the mergeable tokens.
+    pub fn with_special_ids(
+        vocab: Vocab,
+        pattern: Pattern,
+        specials: Vec<(String, Rank)>,
+    ) -> Result<Self> {
+        let mut seen = std::collections::HashSet::new();
+        for (text, id) in &specials {
+            if (*id as usize) < vocab.len() || !seen.insert(*id) {
+                return Err(Error::InvalidConfig(format!(
+                    "special token {text:?} has id {id}, which is taken"
+                )));
+            }
+        }
+        Ok(Self { vocab, pattern, specials: SpecialTokens::new(specials)? })
+    }
+
+    pub fn vocab(&self) -> &Vocab {
+        &self.vocab
+    }
+
+    pub fn pattern(&self) -> &Pattern {
+        &self.pattern
+    }
+
+    pub fn specials(&self) -> &SpecialTokens {
+        &self.specials
+    }
+
+    /// Mergeable tokens plus special tokens.
+    pub fn vocab_size(&self) -> usize {
+        self.vocab.len() + self.specials.len()
+    }
+
+    /// Encodes text, ignoring special tokens (their text is encoded as ordinary text).
+    pub fn encode_ordinary(&self, text: &str) -> Result<Vec<Rank>> {
+        let mut out = Vec::with_capacity(text.len() / 3);
+        self.encode_text_into(text, &mut out)?;
+        Ok(out)
+    }
+
+    /// Encodes any bytes; bytes that are not valid UTF-8 become their byte tokens.
+    pub fn encode_bytes(&self, data: &[u8]) -> Result<Vec<Rank>> {
+        let mut out = Vec::with_capacity(data.len() / 3);
+        let ranks = self.vocab.ranks();
+        self.pattern
+            .split_bytes(data, |piece| encode_piece(ranks, piece, &mut out))
+            .map_err(match_error)?;
+        Ok(out)
+    }
+
+    /// Encodes text; special tokens whose text `allowed` accepts become their ids.
+    pub fn encode(&self, text: &str, allowed: impl Fn(&[u8]) -> bool) -> Result<Vec<Rank>> {
+        let mut out = Vec::with_capacity(text.len() / 3);
+        self.specials.split(text.as_bytes(), allowed, |part| match part {
+            Part::Special(id) => {
+                out.push(id);
+                Ok(())
+            }
+            Part::Text(segment) => {
+                // SAFETY: splitting valid UTF-8 at special-token text (itself valid UTF-8)
+                // leaves valid UTF-8 segments.
+                let segment = unsafe { std::str::from_utf8_unchecked(segment) };
+                self.encode_text_into(segment, &mut out)
+            }
+        })?;
+        Ok(out)
+    }
+
+    /// Encodes many texts in parallel (ordinary encoding).
+    pub fn encode_ordinary_batch(
+        &self,
+        texts: &[&str],
+        threads: Option<usize>,
+    ) -> Result<Vec<Vec<Rank>>> {
+        parallel::pool(threads).install(|| {
+            texts.par_iter().map(|t| self.encode_ordinary(t)).collect::<Result<Vec<_>>>()
+        })
+    }
+
+    pub fn decode_bytes(&self, ids: &[Rank]) -> Result<Vec<u8>> {
+        decode::decode_bytes(&self.vocab, &self.specials, ids)
+    }
+
+    fn encode_text_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
+        let ranks = self.vocab.ranks();
+        self.pattern
+            .split_text(text, |piece| encode_piece(ranks, piece, out))
+            .map_err(match_error)
+    }
+}
+
+fn match_error(e: fancy_regex::Error) -> Error {
+    Error::PatternMatch { document: 0, message: e.to_string() }
+}

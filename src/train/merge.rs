@@ -1,0 +1,315 @@
+//! The merge loop: incremental BPE over counted words.
+//!
+//! Pair counts live in a hash map; a d-ary max-heap holds candidates keyed by (count,
+//! reversed pair bytes) so the pop order is exactly the contract's (highest count, then
+//! the lexicographically smallest (left bytes, right bytes)). Heap entries are lazy: a
+//! popped entry whose count is stale is re-queued with the current count. For each pair
+//! we keep the words it occurs in, so a merge touches only those words.
+
+use std::cmp::Ordering;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use ahash::{AHashMap, AHashSet};
+use dary_heap::OctonaryHeap;
+
+use crate::error::{Error, Result};
+use crate::Rank;
+
+/// Two adjacent token ids.
+pub type Pair = (Rank, Rank);
+
+/// One step of training.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergeRecord {
+    pub left: Rank,
+    pub right: Rank,
+    /// The resulting token: a new id, or an existing one when its bytes were already a token.
+    pub token: Rank,
+    /// The pair's count when it was merged.
+    pub count: u64,
+}
+
+/// When training stops.
+#[derive(Debug, Clone, Copy)]
+pub struct StopRule {
+    /// New tokens to create (duplicate-token merges do not count).
+    pub new_tokens: usize,
+    /// Stop when the best pair occurs fewer times than this.
+    pub min_frequency: u64,
+}
+
+/// Progress reported to the caller at most every `REPORT_EVERY`; returning an error
+/// (e.g. `Error::Interrupted`) stops training.
+pub type Observer<'a> = dyn FnMut(usize) -> Result<()> + 'a;
+
+const REPORT_EVERY: Duration = Duration::from_millis(100);
+
+/// A heap entry. Ordered so that the max is the pair to merge next.
+struct Candidate {
+    count: u64,
+    pair: Pair,
+    left: Rc<[u8]>,
+    right: Rc<[u8]>,
+}
+
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.count
+            .cmp(&other.count)
+            // Smaller bytes win ties, so they compare as greater.
+            .then_with(|| other.left.cmp(&self.left))
+            .then_with(|| other.right.cmp(&self.right))
+    }
+}
+
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Candidate {}
+
+/// The state of a training run.
+struct Merger {
+    /// Each distinct word as token ids.
+    words: Vec<Vec<Rank>>,
+    /// How often each word occurs.
+    word_counts: Vec<u64>,
+    /// Token id -> bytes. Shared with heap entries, which compare by bytes.
+    tokens: Vec<Rc<[u8]>>,
+    /// Bytes -> token id, to reuse a token when a merge reaches existing bytes.
+    ids: AHashMap<Rc<[u8]>, Rank>,
+    pair_counts: AHashMap<Pair, u64>,
+    /// Words each pair occurs in (may hold words that no longer have it).
+    pair_words: AHashMap<Pair, Vec<u32>>,
+    heap: OctonaryHeap<Candidate>,
+}
+
+/// Trains on `words` (bytes, count). Returns the token bytes by id and the merge log.
+pub fn train(
+    words: Vec<(Vec<u8>, u64)>,
+    stop: StopRule,
+    observe: &mut Observer<'_>,
+) -> Result<(Vec<Vec<u8>>, Vec<MergeRecord>)> {
+    let mut merger = Merger::new(words);
+    merger.count_pairs(observe)?;
+    let mut merges = Vec::new();
+    let mut created = 0;
+    let mut last_report = Instant::now();
+    while created < stop.new_tokens {
+        let Some((pair, count)) = merger.pop_best() else { break };
+        if count < stop.min_frequency {
+            break;
+        }
+        let (token, is_new) = merger.token_for(pair);
+        merger.merge(pair, token)?;
+        created += usize::from(is_new);
+        merges.push(MergeRecord { left: pair.0, right: pair.1, token, count });
+        if last_report.elapsed() >= REPORT_EVERY {
+            observe(created)?;
+            last_report = Instant::now();
+        }
+    }
+    observe(created)?;
+    let tokens = merger.tokens.iter().map(|t| t.to_vec()).collect();
+    Ok((tokens, merges))
+}
+
+impl Merger {
+    fn new(words: Vec<(Vec<u8>, u64)>) -> Self {
+        let tokens: Vec<Rc<[u8]>> = (0..=255u8).map(|b| Rc::from(&[b][..])).collect();
+        let ids = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as Rank)).collect();
+        let (words, word_counts) = words
+            .into_iter()
+            .map(|(bytes, n)| (bytes.into_iter().map(Rank::from).collect(), n))
+            .unzip();
+        Self {
+            words,
+            word_counts,
+            tokens,
+            ids,
+            pair_counts: AHashMap::new(),
+            pair_words: AHashMap::new(),
+            heap: OctonaryHeap::new(),
+        }
+    }
+
+    fn count_pairs(&mut self, observe: &mut Observer<'_>) -> Result<()> {
+        let mut last_report = Instant::now();
+        for (w, word) in self.words.iter().enumerate() {
+            let n = self.word_counts[w];
+            for pair in word.windows(2) {
+                let pair = (pair[0], pair[1]);
+                add_count(&mut self.pair_counts, &self.tokens, pair, n)?;
+                let list = self.pair_words.entry(pair).or_default();
+                if list.last() != Some(&(w as u32)) {
+                    list.push(w as u32);
+                }
+            }
+            if w % 4096 == 0 && last_report.elapsed() >= REPORT_EVERY {
+                observe(0)?;
+                last_report = Instant::now();
+            }
+        }
+        let pairs: Vec<(Pair, u64)> = self.pair_counts.iter().map(|(&p, &c)| (p, c)).collect();
+        for (pair, count) in pairs {
+            self.push(pair, count);
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, pair: Pair, count: u64) {
+        let left = self.tokens[pair.0 as usize].clone();
+        let right = self.tokens[pair.1 as usize].clone();
+        self.heap.push(Candidate { count, pair, left, right });
+    }
+
+    /// The pair to merge next and its count.
+    ///
+    /// Invariant: every pair with a positive count has a heap entry whose count is at
+    /// least the current one (entries are pushed whenever a count rises, and counts only
+    /// fall otherwise). So an entry whose count is current is the true maximum.
+    fn pop_best(&mut self) -> Option<(Pair, u64)> {
+        while let Some(top) = self.heap.pop() {
+            let current = self.pair_counts.get(&top.pair).copied().unwrap_or(0);
+            match current.cmp(&top.count) {
+                Ordering::Equal => return Some((top.pair, current)),
+                Ordering::Less if current > 0 => self.push(top.pair, current),
+                // Zero, or risen: a fresher entry for this pair is already queued.
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The token for merging `pair`, and whether it is new.
+    fn token_for(&mut self, pair: Pair) -> (Rank, bool) {
+        let mut bytes = self.tokens[pair.0 as usize].to_vec();
+        bytes.extend_from_slice(&self.tokens[pair.1 as usize]);
+        if let Some(&id) = self.ids.get(bytes.as_slice()) {
+            return (id, false);
+        }
+        let id = self.tokens.len() as Rank;
+        let bytes: Rc<[u8]> = Rc::from(bytes);
+        self.tokens.push(bytes.clone());
+        self.ids.insert(bytes, id);
+        (id, true)
+    }
+
+    /// Replaces `pair` by `token` in every word that has it, left to right without
+    /// overlap, and updates the pair counts by the exact difference.
+    fn merge(&mut self, pair: Pair, token: Rank) -> Result<()> {
+        let mut word_ids = self.pair_words.remove(&pair).unwrap_or_default();
+        word_ids.sort_unstable();
+        word_ids.dedup();
+        let mut risen: AHashSet<Pair> = AHashSet::new();
+        let mut merged = Vec::new();
+        let mut consumed = Vec::new();
+        let mut created = Vec::new();
+        for &w in &word_ids {
+            let old = &self.words[w as usize];
+            if !replace_pair(old, pair, token, &mut merged, &mut consumed, &mut created) {
+                continue;
+            }
+            let n = self.word_counts[w as usize];
+            // Pairs that lost a side to the merge disappear...
+            for j in 0..old.len() - 1 {
+                if consumed[j] || consumed[j + 1] {
+                    sub_count(&mut self.pair_counts, &mut self.pair_words, (old[j], old[j + 1]), n);
+                }
+            }
+            // ...and pairs touching a new token appear.
+            for k in 0..merged.len().saturating_sub(1) {
+                if created[k] || created[k + 1] {
+                    let p = (merged[k], merged[k + 1]);
+                    add_count(&mut self.pair_counts, &self.tokens, p, n)?;
+                    let list = self.pair_words.entry(p).or_default();
+                    if list.last() != Some(&w) {
+                        list.push(w);
+                    }
+                    risen.insert(p);
+                }
+            }
+            std::mem::swap(&mut self.words[w as usize], &mut merged);
+        }
+        let mut risen: Vec<Pair> = risen.into_iter().collect();
+        risen.sort_unstable();
+        for p in risen {
+            if let Some(&count) = self.pair_counts.get(&p) {
+                self.push(p, count);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Writes `word` with `pair` replaced by `token` into `out`; `consumed[i]` marks old
+/// positions that were merged, `created[k]` new positions holding a merged token.
+/// Returns false (and leaves the outputs unspecified) when the word lacks the pair.
+fn replace_pair(
+    word: &[Rank],
+    pair: Pair,
+    token: Rank,
+    out: &mut Vec<Rank>,
+    consumed: &mut Vec<bool>,
+    created: &mut Vec<bool>,
+) -> bool {
+    out.clear();
+    consumed.clear();
+    consumed.resize(word.len(), false);
+    created.clear();
+    let mut i = 0;
+    let mut changed = false;
+    while i < word.len() {
+        if i + 1 < word.len() && word[i] == pair.0 && word[i + 1] == pair.1 {
+            out.push(token);
+            created.push(true);
+            consumed[i] = true;
+            consumed[i + 1] = true;
+            changed = true;
+            i += 2;
+        } else {
+            out.push(word[i]);
+            created.push(false);
+            i += 1;
+        }
+    }
+    changed
+}
+
+fn add_count(
+    counts: &mut AHashMap<Pair, u64>,
+    tokens: &[Rc<[u8]>],
+    pair: Pair,
+    n: u64,
+) -> Result<()> {
+    let slot = counts.entry(pair).or_insert(0);
+    *slot = slot.checked_add(n).ok_or_else(|| Error::CountOverflow {
+        left: tokens[pair.0 as usize].to_vec(),
+        right: tokens[pair.1 as usize].to_vec(),
+    })?;
+    Ok(())
+}
+
+fn sub_count(
+    counts: &mut AHashMap<Pair, u64>,
+    pair_words: &mut AHashMap<Pair, Vec<u32>>,
+    pair: Pair,
+    n: u64,
+) {
+    let slot = counts.get_mut(&pair).expect("a pair present in a word has a count");
+    *slot -= n;
+    if *slot == 0 {
+        counts.remove(&pair);
+        // No word has the pair any more, so its word list is all stale.
+        pair_words.remove(&pair);
+    }
+}

@@ -1,0 +1,342 @@
+"""The test oracle: a slow, obviously correct byte-level BPE trainer and encoder.
+
+Every fast path in bytebpe must match this file exactly, merge for merge (ids and counts)
+and id for id. It follows DESIGN.md section 2 literally and is written to be read, not to be
+fast: each training step recounts every pair of every word. Only the stdlib and the `regex`
+module are used.
+
+Regex semantics: bytebpe splits text with the Rust `fancy-regex` crate (regex-syntax
+0.8.12, Unicode 16.0 tables); this file uses the Python `regex` module (never `re`). What
+was checked, code point by code point, against regex-syntax's tables:
+
+* `\\s` / `\\S`: the `regex` module's `\\s` is exactly the Unicode White_Space property,
+  like Rust's. (Python's `re` also matches U+001C..U+001F; that is why `re` is not used.)
+* `(?i:...)`: both use simple case folding; e.g. `(?i:'s)` matches "'\u017f" in both.
+* `$`: Python's `$` also matches before a final "\\n"; Rust's `$` (without the `m` flag)
+  only at the very end. `to_python_pattern` rewrites `$` (and Rust's `\\z`) to `\\Z`. It
+  refuses patterns that use the `m` flag or nested classes rather than guess.
+* find-iter: after an empty match at p, fancy-regex resumes the search one character
+  further on, so a non-empty match starting at p is never found (Python's `finditer` would
+  find it). `_find_matches` implements the Rust rule with a plain `search` loop.
+* Unicode version: NOT bridged. `regex` 2026.5.9 uses Unicode 17.0, Rust uses 16.0. They
+  differ on the ~4,700 code points first assigned in Unicode 17.0 (for \\p{L}, \\p{N},
+  \\p{M}, \\d, \\w ...) and on U+0295, which is Ll in 16.0 and Lo in 17.0 (this changes o200k
+  splits, e.g. "\u0295Ab"). The `regex` module has no Age property to subtract them with.
+  Tests must keep their text inside `is_unicode_stable` (see below).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+import regex
+
+# tiktoken's `pat_str` strings, copied from tiktoken_ext/openai_public.py.
+GPT2_PATTERN = (
+    r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+)
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
+    r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+O200K_PATTERN = (
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
+    r"""|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
+    r"""|\p{N}{1,3}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n/]*"""
+    r"""|\s*[\r\n]+"""
+    r"""|\s+(?!\S)"""
+    r"""|\s+"""
+)
+BUILTIN_PATTERNS = {"gpt2": GPT2_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O200K_PATTERN}
+
+# Code points on which the `regex` module and Rust's regex-syntax disagree although both
+# consider them assigned (found by comparing all code points; see the module docstring).
+UNICODE_CATEGORY_CHANGED = frozenset({0x0295})
+
+Merge = tuple  # (left_id, right_id, token_id, count)
+
+
+def is_unicode_stable(ch: str) -> bool:
+    """True for characters on which Rust (Unicode 16.0) and `regex` (17.0) agree.
+
+    Conservative: the character must be assigned in this Python's `unicodedata` (14.0 on
+    Python 3.11, never newer than 16.0 on the Pythons we support) and not be one of the
+    few code points whose category changed later.
+    """
+    cp = ord(ch)
+    if 0xD800 <= cp <= 0xDFFF or cp in UNICODE_CATEGORY_CHANGED:
+        return False
+    return unicodedata.category(ch) != "Cn"
+
+
+def resolve_pattern(pattern: str) -> str:
+    """A built-in name's regex, or the argument itself."""
+    return BUILTIN_PATTERNS.get(pattern, pattern)
+
+
+def to_python_pattern(pattern: str) -> str:
+    """Rewrites a Rust (fancy-regex) pattern so that Python's `regex` matches the same.
+
+    Only `$` and `\\z` outside character classes change (to `\\Z`, the very end).
+    """
+    if regex.search(r"\(\?[a-zA-Z-]*m", pattern):
+        raise ValueError("the oracle does not support the multi-line flag")
+    out = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            escape = pattern[i : i + 2]
+            out.append(r"\Z" if escape == r"\z" and not in_class else escape)
+            i += 2
+        elif in_class:
+            if c == "[":
+                raise ValueError("the oracle does not support nested character classes")
+            if c == "]":
+                in_class = False
+            out.append(c)
+            i += 1
+        elif c == "[":
+            # "[" opens a class; a "]" right after "[" or "[^" is a literal.
+            in_class = True
+            start = i
+            i += 1
+            if pattern[i : i + 1] == "^":
+                i += 1
+            if pattern[i : i + 1] == "]":
+                i += 1
+            out.append(pattern[start:i])
+        elif c == "$":
+            out.append(r"\Z")
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _find_matches(compiled: regex.Pattern, text: str) -> list[tuple[int, int]]:
+    """Spans of the non-empty matches, found like fancy-regex's `find_iter`."""
+    spans = []
+    pos = 0
+    while pos <= len(text):
+        m = compiled.search(text, pos)
+        if m is None:
+            break
+        start, end = m.span()
+        if start == end:
+            pos = end + 1  # an empty match: produces nothing, search one character further
+        else:
+            spans.append((start, end))
+            pos = end
+    return spans
+
+
+def split_text(compiled: regex.Pattern, text: str) -> list[bytes]:
+    """Pieces of valid text: every non-empty match, and every maximal gap between them."""
+    pieces = []
+    covered = 0
+    for start, end in _find_matches(compiled, text):
+        if start > covered:
+            pieces.append(text[covered:start].encode("utf-8"))
+        pieces.append(text[start:end].encode("utf-8"))
+        covered = end
+    if covered < len(text):
+        pieces.append(text[covered:].encode("utf-8"))
+    return pieces
+
+
+def split_bytes(compiled: regex.Pattern, data: bytes) -> list[bytes]:
+    """Pieces of a byte string: each invalid byte alone, valid runs split as text.
+
+    "surrogateescape" turns each byte that is not part of well-formed UTF-8 into its own
+    lone surrogate U+DC80..U+DCFF, and nothing else becomes a surrogate.
+    """
+    pieces = []
+    run = []  # characters of the current valid run
+    for ch in data.decode("utf-8", errors="surrogateescape"):
+        if 0xDC80 <= ord(ch) <= 0xDCFF:
+            pieces.extend(split_text(compiled, "".join(run)))
+            run = []
+            pieces.append(bytes([ord(ch) - 0xDC00]))
+        else:
+            run.append(ch)
+    pieces.extend(split_text(compiled, "".join(run)))
+    return pieces
+
+
+def split_special(data: bytes, special_tokens: Sequence[str]) -> list[bytes]:
+    """The segments between special tokens (longest first at one position, no overlap)."""
+    specials = [s.encode("utf-8") for s in special_tokens]
+    segments = []
+    start = 0
+    i = 0
+    while i < len(data):
+        found = [s for s in specials if data.startswith(s, i)]
+        if found:
+            segments.append(data[start:i])
+            i += max(len(s) for s in found)
+            start = i
+        else:
+            i += 1
+    segments.append(data[start:])
+    return segments
+
+
+def to_bytes(doc: str | bytes, surrogates: str = "error") -> bytes:
+    if isinstance(doc, bytes):
+        return doc
+    if surrogates == "error":
+        return doc.encode("utf-8")
+    if surrogates == "surrogatepass":
+        return doc.encode("utf-8", errors="surrogatepass")
+    raise ValueError(f"surrogates={surrogates!r} is not modelled by the oracle")
+
+
+def pretokenize(
+    doc: str | bytes,
+    pattern: str,
+    special_tokens: Sequence[str] = (),
+    surrogates: str = "error",
+) -> list[bytes]:
+    """The pieces of one document (special-token occurrences produce no piece)."""
+    compiled = regex.compile(to_python_pattern(resolve_pattern(pattern)))
+    pieces = []
+    for segment in split_special(to_bytes(doc, surrogates), special_tokens):
+        pieces.extend(split_bytes(compiled, segment))
+    return pieces
+
+
+def count_words(
+    docs: Iterable[str | bytes],
+    pattern: str = "cl100k",
+    special_tokens: Sequence[str] = (),
+    surrogates: str = "error",
+) -> dict[bytes, int]:
+    counts: Counter[bytes] = Counter()
+    for doc in docs:
+        counts.update(pretokenize(doc, pattern, special_tokens, surrogates))
+    return dict(counts)
+
+
+def train(
+    docs: Iterable[str | bytes],
+    vocab_size: int,
+    *,
+    pattern: str = "cl100k",
+    special_tokens: Sequence[str] = (),
+    min_frequency: int = 2,
+    surrogates: str = "error",
+) -> list[Merge]:
+    words = count_words(docs, pattern, special_tokens, surrogates)
+    return train_counts(
+        words, vocab_size, special_tokens=special_tokens, min_frequency=min_frequency
+    )
+
+
+def train_counts(
+    word_counts: Mapping[str | bytes, int],
+    vocab_size: int,
+    *,
+    special_tokens: Sequence[str] = (),
+    min_frequency: int = 2,
+) -> list[Merge]:
+    """The merge list: (left_id, right_id, token_id, count) per step, in order."""
+    if vocab_size < 256 + len(special_tokens):
+        raise ValueError("vocab_size must leave room for the 256 bytes and special tokens")
+    # Each word is a list of token ids; equal words are added up.
+    words: Counter[tuple[int, ...]] = Counter()
+    for word, count in word_counts.items():
+        if isinstance(word, str):
+            word = word.encode("utf-8")
+        if count:
+            words[tuple(word)] += count
+    vocab = [bytes([b]) for b in range(256)]  # id -> token bytes
+    ids = {token: i for i, token in enumerate(vocab)}  # token bytes -> id
+    merges = []
+    while len(vocab) + len(special_tokens) < vocab_size:
+        pair_counts: Counter[tuple[int, int]] = Counter()
+        for word, count in words.items():
+            for pair in zip(word, word[1:]):
+                pair_counts[pair] += count
+        if not pair_counts:
+            break
+        # The highest count; among equal counts the smallest (left bytes, right bytes).
+        top = max(pair_counts.values())
+        if top < min_frequency:
+            break
+        tied = [pair for pair, count in pair_counts.items() if count == top]
+        best = min(tied, key=lambda pair: (vocab[pair[0]], vocab[pair[1]]))
+        token = vocab[best[0]] + vocab[best[1]]
+        if token not in ids:
+            ids[token] = len(vocab)
+            vocab.append(token)
+        merges.append((best[0], best[1], ids[token], top))
+        words = _merge_everywhere(words, best, ids[token])
+    return merges
+
+
+def _merge_everywhere(
+    words: Counter[tuple[int, ...]], pair: tuple[int, int], new_id: int
+) -> Counter[tuple[int, ...]]:
+    """Replaces `pair` by `new_id` in every word, left to right, without overlap."""
+    merged: Counter[tuple[int, ...]] = Counter()
+    for word, count in words.items():
+        merged[_merge_word(word, pair, new_id)] += count
+    return merged
+
+
+def _merge_word(word: tuple[int, ...], pair: tuple[int, int], new_id: int) -> tuple[int, ...]:
+    if pair[0] not in word:  # a shortcut, only for speed
+        return word
+    out = []
+    i = 0
+    while i < len(word):
+        if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
+            out.append(new_id)
+            i += 2
+        else:
+            out.append(word[i])
+            i += 1
+    return tuple(out)
+
+
+def ranks_from_merges(merges: Iterable[Merge]) -> dict[bytes, int]:
+    """tiktoken-style mergeable ranks (bytes -> id) of a merge list."""
+    vocab = {i: bytes([i]) for i in range(256)}
+    for left, right, token_id, _count in merges:
+        vocab[token_id] = vocab[left] + vocab[right]
+    return {token: i for i, token in vocab.items()}
+
+
+def encode_piece(ranks: Mapping[bytes, int], piece: bytes) -> list[int]:
+    """tiktoken's byte-pair merge of one piece."""
+    if piece in ranks:
+        return [ranks[piece]]
+    parts = [bytes([b]) for b in piece]
+    while True:
+        best = None  # (rank, index); the lowest rank, leftmost among equals
+        for i in range(len(parts) - 1):
+            rank = ranks.get(parts[i] + parts[i + 1])
+            if rank is not None and (best is None or rank < best[0]):
+                best = (rank, i)
+        if best is None:
+            break
+        i = best[1]
+        parts[i : i + 2] = [parts[i] + parts[i + 1]]
+    return [ranks[part] for part in parts]
+
+
+def encode_bytes(ranks: Mapping[bytes, int], pattern: str, data: bytes) -> list[int]:
+    ids = []
+    for piece in pretokenize(data, pattern):
+        ids.extend(encode_piece(ranks, piece))
+    return ids
+
+
+def encode_ordinary(ranks: Mapping[bytes, int], pattern: str, text: str) -> list[int]:
+    return encode_bytes(ranks, pattern, text.encode("utf-8"))
