@@ -25,6 +25,7 @@ children; default: all cores), --write (append the results to benches/RESULTS.md
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -80,9 +81,17 @@ def machine() -> str:
 
 def version(pkg: str) -> str:
     try:
-        return metadata.version(pkg)
+        v = metadata.version(pkg)
     except metadata.PackageNotFoundError:
         return "not installed"
+    if pkg == "bytebpe":  # a development build: say when its native module was built
+        try:
+            so = importlib.util.find_spec("bytebpe._bytebpe").origin
+            v += time.strftime(" (native module built %Y-%m-%d %H:%M UTC)",
+                               time.gmtime(os.path.getmtime(so)))
+        except (ImportError, AttributeError, OSError):
+            pass
+    return v
 
 
 def run_one(args, tool: str, corpus: Path, dump: str | None) -> dict:

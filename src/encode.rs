@@ -30,7 +30,10 @@ fn merge_by_scan(ranks: &AHashMap<Vec<u8>, Rank>, piece: &[u8], out: &mut Vec<Ra
     // parts[i] = (start of part i, rank of part i joined with part i+1).
     let rank_of = |parts: &[(usize, Rank)], i: usize| -> Rank {
         if i + 2 < parts.len() {
-            ranks.get(&piece[parts[i].0..parts[i + 2].0]).copied().unwrap_or(Rank::MAX)
+            ranks
+                .get(&piece[parts[i].0..parts[i + 2].0])
+                .copied()
+                .unwrap_or(Rank::MAX)
         } else {
             Rank::MAX
         }
@@ -127,7 +130,10 @@ mod tests {
         let mut out = Vec::new();
         encode_piece(&r, &vec![b'a'; 1_000_001], &mut out);
         assert_eq!(out.len(), 250_001);
-        assert_eq!(out[..250_000].iter().filter(|&&t| t == 257).count(), 250_000);
+        assert_eq!(
+            out[..250_000].iter().filter(|&&t| t == 257).count(),
+            250_000
+        );
         assert_eq!(out[250_000], b'a' as Rank);
     }
 }

@@ -137,15 +137,17 @@ mod tests {
     fn pieces(pattern: &str, data: &[u8]) -> Vec<Vec<u8>> {
         let p = Pattern::new(pattern).unwrap();
         let mut out = Vec::new();
-        p.split_bytes(data, |piece| out.push(piece.to_vec())).unwrap();
+        p.split_bytes(data, |piece| out.push(piece.to_vec()))
+            .unwrap();
         out
     }
 
     #[test]
     fn cl100k_splits_like_tiktoken() {
         let got = pieces("cl100k", b"Hello world's 12345  \n\n  x");
-        let want: Vec<&[u8]> =
-            vec![b"Hello", b" world", b"'s", b" ", b"123", b"45", b"  \n\n", b" ", b" x"];
+        let want: Vec<&[u8]> = vec![
+            b"Hello", b" world", b"'s", b" ", b"123", b"45", b"  \n\n", b" ", b" x",
+        ];
         assert_eq!(got, want.iter().map(|p| p.to_vec()).collect::<Vec<_>>());
     }
 

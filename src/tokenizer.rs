@@ -22,8 +22,11 @@ impl Tokenizer {
     /// Special tokens get the ids right after the mergeable tokens, in the given order.
     pub fn new(vocab: Vocab, pattern: Pattern, special_texts: Vec<String>) -> Result<Self> {
         let first = vocab.len() as Rank;
-        let specials =
-            special_texts.into_iter().enumerate().map(|(i, t)| (t, first + i as Rank)).collect();
+        let specials = special_texts
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| (t, first + i as Rank))
+            .collect();
         Self::with_special_ids(vocab, pattern, specials)
     }
 
@@ -41,7 +44,11 @@ impl Tokenizer {
                 )));
             }
         }
-        Ok(Self { vocab, pattern, specials: SpecialTokens::new(specials)? })
+        Ok(Self {
+            vocab,
+            pattern,
+            specials: SpecialTokens::new(specials)?,
+        })
     }
 
     pub fn vocab(&self) -> &Vocab {
@@ -81,18 +88,19 @@ impl Tokenizer {
     /// Encodes text; special tokens whose text `allowed` accepts become their ids.
     pub fn encode(&self, text: &str, allowed: impl Fn(&[u8]) -> bool) -> Result<Vec<Rank>> {
         let mut out = Vec::with_capacity(text.len() / 3);
-        self.specials.split(text.as_bytes(), allowed, |part| match part {
-            Part::Special(id) => {
-                out.push(id);
-                Ok(())
-            }
-            Part::Text(segment) => {
-                // SAFETY: splitting valid UTF-8 at special-token text (itself valid UTF-8)
-                // leaves valid UTF-8 segments.
-                let segment = unsafe { std::str::from_utf8_unchecked(segment) };
-                self.encode_text_into(segment, &mut out)
-            }
-        })?;
+        self.specials
+            .split(text.as_bytes(), allowed, |part| match part {
+                Part::Special(id) => {
+                    out.push(id);
+                    Ok(())
+                }
+                Part::Text(segment) => {
+                    // SAFETY: splitting valid UTF-8 at special-token text (itself valid UTF-8)
+                    // leaves valid UTF-8 segments.
+                    let segment = unsafe { std::str::from_utf8_unchecked(segment) };
+                    self.encode_text_into(segment, &mut out)
+                }
+            })?;
         Ok(out)
     }
 
@@ -103,7 +111,10 @@ impl Tokenizer {
         threads: Option<usize>,
     ) -> Result<Vec<Vec<Rank>>> {
         parallel::pool(threads).install(|| {
-            texts.par_iter().map(|t| self.encode_ordinary(t)).collect::<Result<Vec<_>>>()
+            texts
+                .par_iter()
+                .map(|t| self.encode_ordinary(t))
+                .collect::<Result<Vec<_>>>()
         })
     }
 
@@ -120,5 +131,8 @@ impl Tokenizer {
 }
 
 fn match_error(e: fancy_regex::Error) -> Error {
-    Error::PatternMatch { document: 0, message: e.to_string() }
+    Error::PatternMatch {
+        document: 0,
+        message: e.to_string(),
+    }
 }

@@ -20,11 +20,15 @@ impl Vocab {
     /// ids in range, and the token is the existing id of its bytes or the next new id.
     pub fn from_merges(merges: Vec<MergeRecord>) -> Result<Self> {
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        let mut ranks: AHashMap<Vec<u8>, Rank> =
-            tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as Rank)).collect();
+        let mut ranks: AHashMap<Vec<u8>, Rank> = tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), i as Rank))
+            .collect();
         for (i, m) in merges.iter().enumerate() {
             let known = tokens.len();
-            let (Some(left), Some(right)) = (tokens.get(m.left as usize), tokens.get(m.right as usize))
+            let (Some(left), Some(right)) =
+                (tokens.get(m.left as usize), tokens.get(m.right as usize))
             else {
                 return Err(Error::Corrupt(format!(
                     "merge {i} joins ids ({}, {}) but only {known} tokens exist at that point",
@@ -44,14 +48,20 @@ impl Vocab {
                 tokens.push(bytes);
             }
         }
-        Ok(Self { tokens, ranks, merges })
+        Ok(Self {
+            tokens,
+            ranks,
+            merges,
+        })
     }
 
     /// Builds the vocabulary from training output, checking it against a replay.
     pub fn from_parts(tokens: Vec<Vec<u8>>, merges: Vec<MergeRecord>) -> Result<Self> {
         let vocab = Self::from_merges(merges)?;
         if vocab.tokens != tokens {
-            return Err(Error::Corrupt("training produced tokens that its merges do not".into()));
+            return Err(Error::Corrupt(
+                "training produced tokens that its merges do not".into(),
+            ));
         }
         Ok(vocab)
     }
@@ -91,7 +101,12 @@ mod tests {
     use super::*;
 
     fn m(left: Rank, right: Rank, token: Rank) -> MergeRecord {
-        MergeRecord { left, right, token, count: 1 }
+        MergeRecord {
+            left,
+            right,
+            token,
+            count: 1,
+        }
     }
 
     #[test]

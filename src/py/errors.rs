@@ -6,9 +6,24 @@ use pyo3::prelude::*;
 
 use crate::error::Error;
 
-create_exception!(_bytebpe, PatternError, PyValueError, "The pre-tokenization pattern is invalid or failed.");
-create_exception!(_bytebpe, CorruptTokenizerError, PyValueError, "A tokenizer file or state is inconsistent.");
-create_exception!(_bytebpe, UnknownTokenError, PyValueError, "A token id is not in the vocabulary.");
+create_exception!(
+    _bytebpe,
+    PatternError,
+    PyValueError,
+    "The pre-tokenization pattern is invalid or failed."
+);
+create_exception!(
+    _bytebpe,
+    CorruptTokenizerError,
+    PyValueError,
+    "A tokenizer file or state is inconsistent."
+);
+create_exception!(
+    _bytebpe,
+    UnknownTokenError,
+    PyValueError,
+    "A token id is not in the vocabulary."
+);
 
 pub fn to_py(err: Error) -> PyErr {
     let message = err.to_string();
@@ -25,7 +40,10 @@ pub fn to_py(err: Error) -> PyErr {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("PatternError", py.get_type::<PatternError>())?;
-    m.add("CorruptTokenizerError", py.get_type::<CorruptTokenizerError>())?;
+    m.add(
+        "CorruptTokenizerError",
+        py.get_type::<CorruptTokenizerError>(),
+    )?;
     m.add("UnknownTokenError", py.get_type::<UnknownTokenError>())?;
     Ok(())
 }

@@ -36,12 +36,19 @@ impl CoreTokenizer {
         detached_quiet(py, move || {
             let merges = merges
                 .into_iter()
-                .map(|(left, right, token, count)| MergeRecord { left, right, token, count })
+                .map(|(left, right, token, count)| MergeRecord {
+                    left,
+                    right,
+                    token,
+                    count,
+                })
                 .collect();
             let vocab = Vocab::from_merges(merges)?;
             let tokenizer =
                 Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
-            Ok(Self { inner: Arc::new(tokenizer) })
+            Ok(Self {
+                inner: Arc::new(tokenizer),
+            })
         })
     }
 
@@ -67,7 +74,10 @@ impl CoreTokenizer {
 
     fn merges(&self) -> Vec<MergeTuple> {
         let merges = self.inner.vocab().merges();
-        merges.iter().map(|m| (m.left, m.right, m.token, m.count)).collect()
+        merges
+            .iter()
+            .map(|m| (m.left, m.right, m.token, m.count))
+            .collect()
     }
 
     fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {

@@ -23,8 +23,14 @@ enum Held {
 impl Held {
     fn document(&self) -> Document<'_> {
         match self {
-            Held::Text(s) => Document { data: s.as_bytes(), is_text: true },
-            Held::Bytes(b) => Document { data: b, is_text: false },
+            Held::Text(s) => Document {
+                data: s.as_bytes(),
+                is_text: true,
+            },
+            Held::Bytes(b) => Document {
+                data: b,
+                is_text: false,
+            },
         }
     }
 }
@@ -40,7 +46,9 @@ pub struct WordCounter {
 
 impl WordCounter {
     fn counter(&mut self) -> PyResult<&mut train::WordCounter> {
-        self.inner.as_mut().ok_or_else(|| PyValueError::new_err("this counter already trained"))
+        self.inner
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("this counter already trained"))
     }
 }
 
@@ -118,14 +126,19 @@ impl WordCounter {
         min_frequency: u64,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<CoreTokenizer> {
-        let config = TrainConfig { vocab_size, min_frequency };
+        let config = TrainConfig {
+            vocab_size,
+            min_frequency,
+        };
         let specials = self.counter()?.specials().len();
         config.validate(specials).map_err(to_py)?;
         let counter = self.inner.take().expect("checked above");
         let tokenizer = detached(py, progress.as_ref(), move |observe| {
             train::train(counter, config, observe)
         })?;
-        Ok(CoreTokenizer { inner: Arc::new(tokenizer) })
+        Ok(CoreTokenizer {
+            inner: Arc::new(tokenizer),
+        })
     }
 }
 
@@ -140,7 +153,9 @@ impl WordCounter {
                 }
                 Err(err) => {
                     let start = err.value(item.py()).getattr("start").ok();
-                    let at = start.map(|s| format!(" at character {s}")).unwrap_or_default();
+                    let at = start
+                        .map(|s| format!(" at character {s}"))
+                        .unwrap_or_default();
                     Err(PyValueError::new_err(format!(
                         "document {index} contains a lone surrogate{at}, which is not valid \
                          text; pass surrogates=\"surrogatepass\" to keep it reversibly, or \

@@ -34,7 +34,13 @@ pub struct WordCounter {
 
 impl WordCounter {
     pub fn new(pattern: Pattern, specials: SpecialTokens) -> Self {
-        Self { pattern, specials, counts: WordCounts::new(), documents: 0, bytes: 0 }
+        Self {
+            pattern,
+            specials,
+            counts: WordCounts::new(),
+            documents: 0,
+            bytes: 0,
+        }
     }
 
     pub fn pattern(&self) -> &Pattern {
@@ -80,12 +86,11 @@ impl WordCounter {
                 .map(|(c, chunk_docs)| {
                     let mut counts = WordCounts::new();
                     for (i, doc) in chunk_docs.iter().enumerate() {
-                        self.count_document(doc, &mut counts).map_err(|e| {
-                            Error::PatternMatch {
+                        self.count_document(doc, &mut counts)
+                            .map_err(|e| Error::PatternMatch {
                                 document: first_index + (c * chunk + i) as u64,
                                 message: e.to_string(),
-                            }
-                        })?;
+                            })?;
                     }
                     Ok(counts)
                 })
@@ -136,21 +141,25 @@ impl WordCounter {
                 counts.insert(piece.to_vec(), 1);
             }
         };
-        self.specials.split(doc.data, |_| true, |part| match part {
-            // Special-token text is cut out of training, not counted.
-            Part::Special(_) => Ok(()),
-            Part::Text(segment) => {
-                if doc.is_text {
-                    // SAFETY: the document is valid UTF-8, and special tokens (valid UTF-8
-                    // themselves) match only on character boundaries, so every segment
-                    // between them is valid UTF-8 too.
-                    let text = unsafe { std::str::from_utf8_unchecked(segment) };
-                    self.pattern.split_text(text, &mut bump)
-                } else {
-                    self.pattern.split_bytes(segment, &mut bump)
+        self.specials.split(
+            doc.data,
+            |_| true,
+            |part| match part {
+                // Special-token text is cut out of training, not counted.
+                Part::Special(_) => Ok(()),
+                Part::Text(segment) => {
+                    if doc.is_text {
+                        // SAFETY: the document is valid UTF-8, and special tokens (valid UTF-8
+                        // themselves) match only on character boundaries, so every segment
+                        // between them is valid UTF-8 too.
+                        let text = unsafe { std::str::from_utf8_unchecked(segment) };
+                        self.pattern.split_text(text, &mut bump)
+                    } else {
+                        self.pattern.split_bytes(segment, &mut bump)
+                    }
                 }
-            }
-        })
+            },
+        )
     }
 
     fn absorb(&mut self, partial: WordCounts) {

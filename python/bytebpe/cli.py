@@ -1,0 +1,177 @@
+"""The `bytebpe` command.
+
+    bytebpe train --sample -o tokenizer.json          # the bundled sample corpus
+    bytebpe train corpus/*.txt data.jsonl.gz -o tok.json
+    cat corpus.txt | bytebpe train - -o tok.json      # standard input
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import gzip
+import io
+import json
+import sys
+import time
+from collections.abc import Iterator
+
+from bytebpe import __version__
+from bytebpe.tokenizer import Tokenizer
+
+# Without --heldout, every HOLDOUT_EVERY-th document is kept out of training and used
+# to measure compression, so the figure is honest.
+HOLDOUT_EVERY = 20
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bytebpe", description="Byte-level BPE tokenizers.")
+    parser.add_argument("--version", action="version", version=f"bytebpe {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    _add_train(commands)
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        print(f"bytebpe {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"bytebpe {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _add_train(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "train",
+        help="train a tokenizer and report what it learned",
+        description="Train a tokenizer on files, standard input (-) or the bundled sample.",
+    )
+    p.add_argument("inputs", nargs="*", help="files or globs (.txt, .jsonl, optionally .gz), or -")
+    p.add_argument("--sample", action="store_true", help="train on the bundled sample corpus")
+    p.add_argument("-o", "--output", default="tokenizer.json", help="where to write the tokenizer")
+    p.add_argument("--vocab-size", type=int, default=8192)
+    p.add_argument("--pattern", default="cl100k", help="gpt2, cl100k, o200k, or a regex")
+    p.add_argument("--special-token", action="append", default=[], dest="special_tokens",
+                   help="a special token (repeatable)")
+    p.add_argument("--min-frequency", type=int, default=2)
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--text-column", default="text", help="the text field of .jsonl rows")
+    p.add_argument("--documents", choices=("lines", "files"), default="lines",
+                   help="plain text: one document per line (default) or per file")
+    p.add_argument("--heldout", nargs="*", default=None,
+                   help="files to measure compression on (default: every 20th document)")
+    p.add_argument("--show", type=int, default=20, help="how many learned tokens to show")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(run=_train)
+
+
+def _train(args: argparse.Namespace) -> int:
+    if args.sample == bool(args.inputs):
+        raise ValueError("give input files (or - for standard input), or --sample, not both")
+    if args.sample:
+        from bytebpe.sample import sample_documents
+
+        train_docs: list[str | bytes] = list(sample_documents(split="train"))
+        heldout: list[str | bytes] = list(sample_documents(split="heldout"))
+        source = "the bundled sample"
+    else:
+        documents = list(_read_inputs(args.inputs, args.text_column, args.documents))
+        if args.heldout is not None:
+            train_docs = documents
+            heldout = list(_read_inputs(args.heldout, args.text_column, args.documents))
+        else:
+            heldout = documents[HOLDOUT_EVERY - 1 :: HOLDOUT_EVERY]
+            train_docs = [d for i, d in enumerate(documents) if i % HOLDOUT_EVERY != HOLDOUT_EVERY - 1]
+        source = ", ".join(args.inputs)
+    n_bytes = sum(len(d.encode("utf-8") if isinstance(d, str) else d) for d in train_docs)
+    print(f"training on {source}: {len(train_docs):,} documents, {n_bytes / 1e6:,.1f} MB")
+
+    started = time.perf_counter()
+    tok = Tokenizer.train_from_iterator(
+        train_docs,
+        args.vocab_size,
+        pattern=args.pattern,
+        special_tokens=args.special_tokens,
+        min_frequency=args.min_frequency,
+        num_threads=args.threads,
+        progress=not args.no_progress,
+    )
+    seconds = time.perf_counter() - started
+    tok.save(args.output)
+    print(f"vocabulary size: {tok.vocab_size:,} (asked for {args.vocab_size:,})")
+    print(f"time: {seconds:.2f} s ({n_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s)")
+    _report_compression(tok, heldout)
+    _show_learned(tok, args.show, heldout)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _report_compression(tok: Tokenizer, heldout: list[str | bytes]) -> None:
+    if not heldout:
+        print("compression: no held-out text")
+        return
+    n_bytes = n_tokens = 0
+    for doc in heldout:
+        data = doc.encode("utf-8") if isinstance(doc, str) else doc
+        n_bytes += len(data)
+        n_tokens += len(tok.encode_bytes(data))
+    ratio = n_bytes / max(n_tokens, 1)
+    print(f"compression on held-out text: {ratio:.2f} bytes per token "
+          f"({n_bytes:,} bytes -> {n_tokens:,} tokens)")
+
+
+def _show_learned(tok: Tokenizer, count: int, heldout: list[str | bytes]) -> None:
+    if count <= 0:
+        return
+    tokens = sorted(tok.mergeable_ranks().items(), key=lambda kv: (-len(kv[0]), kv[1]))
+    shown = [_printable(b) for b, _ in tokens[:count]]
+    print(f"longest learned tokens: {' | '.join(shown)}")
+    text = next((d for d in heldout if isinstance(d, str) and 40 <= len(d)), None)
+    if text is not None:
+        line = next((ln for ln in text.split("\n") if len(ln.strip()) >= 20), text)[:120]
+        pieces = [_printable(tok.token_bytes(t)) for t in tok.encode_ordinary(line)]
+        print(f"a held-out line in tokens: {'|'.join(pieces)}")
+
+
+def _printable(data: bytes) -> str:
+    return data.decode("utf-8", "backslashreplace").replace("\n", "\\n").replace("\t", "\\t")
+
+
+def _read_inputs(specs: list[str], text_column: str, per: str) -> Iterator[str | bytes]:
+    for spec in specs:
+        if spec == "-":
+            yield from _read_stream(sys.stdin.buffer, per, "<stdin>", text_column, jsonl=False)
+            continue
+        paths = sorted(glob.glob(spec)) if glob.has_magic(spec) else [spec]
+        if not paths:
+            raise FileNotFoundError(f"no file matches {spec!r}")
+        for path in paths:
+            opener = gzip.open if path.endswith(".gz") else open
+            jsonl = path.removesuffix(".gz").endswith((".jsonl", ".ndjson"))
+            with opener(path, "rb") as f:
+                yield from _read_stream(f, per, path, text_column, jsonl=jsonl)
+
+
+def _read_stream(
+    f: io.BufferedIOBase, per: str, name: str, text_column: str, *, jsonl: bool
+) -> Iterator[str | bytes]:
+    if jsonl:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise ValueError(f"{name}, line {number}: not JSON ({e.msg})") from None
+            if not isinstance(row, dict) or not isinstance(row.get(text_column), str):
+                raise ValueError(f"{name}, line {number}: no {text_column!r} text field")
+            yield row[text_column]
+    elif per == "files":
+        yield f.read()
+    else:
+        # Bytes, not str: every byte reaches training, invalid UTF-8 included.
+        yield from (line for line in f if line)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,208 @@
+"""Every bad input gets a clear error naming what and where, and nothing partial."""
+
+from __future__ import annotations
+
+import pytest
+
+import bytebpe
+from bytebpe import PatternError, Tokenizer, TrainingWarning
+
+
+def train(data, vocab_size=300, **kw):
+    return Tokenizer.train_from_iterator(data, vocab_size, progress=False, **kw)
+
+
+@pytest.mark.parametrize(
+    ("data", "where", "kind"),
+    [
+        (["ok", 42], "item 1", "int"),
+        (["ok", None, "x"], "item 1", "NoneType"),
+        ([["a", "b"], ["c", 3.5]], "item 1[1]", "float"),
+        ([{"text": "a"}, {"text": 7}], "item 1['text']", "int"),
+        ([object()], "item 0", "object"),
+    ],
+)
+def test_bad_item_names_index_and_type(data, where, kind):
+    with pytest.raises(TypeError, match=rf"{where.replace('[', '.').replace(']', '.')} .*{kind}"):
+        train(data)
+
+
+def test_row_without_text_column_names_columns():
+    with pytest.raises(KeyError, match=r"item 1 .*'content'.*text_column"):
+        train([{"text": "a"}, {"content": "b"}])
+
+
+def test_single_string_is_not_a_corpus():
+    with pytest.raises(TypeError, match="single str"):
+        train("just one string")
+
+
+def test_not_iterable():
+    with pytest.raises(TypeError, match="must be iterable"):
+        train(12)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"vocab_size": 255}, ValueError, r"vocab_size=255 is too small.*at least 256"),
+        (
+            {"vocab_size": 257, "special_tokens": ["<a>", "<b>"]},
+            ValueError,
+            r"at least 258 .*2 special tokens",
+        ),
+        ({"vocab_size": 300, "special_tokens": ["<a>", "<a>"]}, ValueError, r"'<a>' is given more than once"),
+        ({"vocab_size": 300, "special_tokens": ["<a>", ""]}, ValueError, r"special_tokens\[1\] is empty"),
+        ({"vocab_size": 300, "special_tokens": "<a>"}, TypeError, r"list of str"),
+        ({"vocab_size": 300, "special_tokens": [5]}, TypeError, r"special_tokens\[0\] is int"),
+        ({"vocab_size": "300"}, TypeError, r"vocab_size must be an int"),
+        ({"vocab_size": 300, "min_frequency": 0}, ValueError, r"min_frequency=0"),
+        ({"vocab_size": 300, "num_threads": 0}, ValueError, r"num_threads=0"),
+        ({"vocab_size": 300, "buffer_size": 0}, ValueError, r"buffer_size=0"),
+        ({"vocab_size": 300, "surrogates": "replace"}, ValueError, r"surrogates='replace'"),
+    ],
+)
+def test_bad_settings(kwargs, error, message):
+    consumed = []
+
+    def data():
+        consumed.append(True)
+        yield "some text"
+
+    with pytest.raises(error, match=message):
+        Tokenizer.train_from_iterator(data(), progress=False, **kwargs)
+    assert not consumed, "settings are checked before any input is read"
+
+
+def test_invalid_regex_reports_engine_message_and_pattern():
+    with pytest.raises(PatternError, match=r"invalid pattern \"\(\?<bad\".*") as info:
+        train(["text"], pattern="(?<bad")
+    assert isinstance(info.value, ValueError)
+
+
+def test_lone_surrogate_is_refused_by_default():
+    with pytest.raises(ValueError, match=r"document 1 contains a lone surrogate at character 3"):
+        train(["fine", "abc\ud800def"])
+
+
+def test_lone_surrogate_opt_in_is_reversible():
+    text = "abc\ud800def \udfff"
+    tok = train([text] * 5, vocab_size=260, surrogates="surrogatepass")
+    data = text.encode("utf-8", "surrogatepass")
+    assert tok.decode_bytes(tok.encode_bytes(data)).decode("utf-8", "surrogatepass") == text
+    with pytest.raises(ValueError, match="lone surrogate at character 3"):
+        tok.encode(text)
+
+
+def test_empty_iterable_gives_byte_tokenizer_and_warning():
+    with pytest.warns(TrainingWarning, match="empty"):
+        tok = train([], special_tokens=["<eos>"])
+    assert tok.vocab_size == 257
+    assert tok.special_tokens == {"<eos>": 256}
+    assert tok.decode(tok.encode("hé")) == "hé"
+
+
+def test_stopping_early_says_so():
+    with pytest.warns(TrainingWarning, match=r"stopped at vocab_size=257, short of the requested 1000"):
+        tok = train(["ab ab"], vocab_size=1000)
+    assert tok.vocab_size == 257
+
+
+def test_train_from_counts_bad_counts():
+    with pytest.raises(ValueError, match=r"word 'a' is -1"):
+        Tokenizer.train_from_counts({"a": -1}, 300, progress=False)
+    with pytest.raises(ValueError, match=r"2\*\*64"):
+        Tokenizer.train_from_counts({"ab": 2**64}, 300, progress=False)
+    with pytest.raises(TypeError, match=r"word 'ab' is float"):
+        Tokenizer.train_from_counts({"ab": 1.5}, 300, progress=False)
+    with pytest.raises(TypeError, match=r"word 5 is int"):
+        Tokenizer.train_from_counts({5: 1}, 300, progress=False)
+    with pytest.raises(TypeError, match="mapping"):
+        Tokenizer.train_from_counts(["ab"], 300, progress=False)
+
+
+def test_pair_count_overflow_is_an_error():
+    with pytest.raises(OverflowError, match=r"pair \(a, b\) exceeds 2\*\*64-1"):
+        Tokenizer.train_from_counts({"ab": 2**64 - 1, "abc": 1}, 300, progress=False)
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return train(["hello world"] * 20, vocab_size=262, special_tokens=["<|eot|>"])
+
+
+def test_encode_rejects_non_str(tok):
+    with pytest.raises(TypeError, match="text must be str, not bytes"):
+        tok.encode(b"bytes")
+    with pytest.raises(TypeError, match="encode_bytes takes bytes, not str"):
+        tok.encode_bytes("text")
+    with pytest.raises(TypeError, match=r"texts\[1\] must be str, not int"):
+        tok.encode_batch(["a", 1])
+
+
+def test_disallowed_special_says_which_argument(tok):
+    with pytest.raises(ValueError, match=r"allowed_special=\{'<\|eot\|>'\}.*disallowed_special=\(\)"):
+        tok.encode("a <|eot|> b")
+    assert tok.encode("a <|eot|> b", allowed_special="all").count(tok.special_tokens["<|eot|>"]) == 1
+    assert tok.special_tokens["<|eot|>"] not in tok.encode("a <|eot|> b", disallowed_special=())
+
+
+def test_decode_bad_ids_name_position(tok):
+    with pytest.raises(bytebpe.UnknownTokenError, match=r"unknown token id 99999 at position 2"):
+        tok.decode([104, 105, 99999])
+    with pytest.raises(bytebpe.UnknownTokenError, match=r"unknown token id -1 at position 1"):
+        tok.decode([104, -1])
+    with pytest.raises(TypeError, match=r"position 1 is str"):
+        tok.decode([104, "x"])
+    with pytest.raises(ValueError, match="errors='bogus'"):
+        tok.decode([104], errors="bogus")
+
+
+def test_decode_invalid_utf8_strict_and_replace(tok):
+    ids = tok.encode_bytes(b"ok\xff")
+    with pytest.raises(UnicodeDecodeError):
+        tok.decode(ids)
+    assert tok.decode(ids, errors="replace") == "ok\ufffd"
+    assert tok.decode(ids, errors="ignore") == "ok"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "not valid JSON"),
+        (b"\x00\x01garbage", "not valid JSON"),
+        (b'{"hello": 1}', "not a bytebpe tokenizer"),
+        (b"[1, 2]", "not a bytebpe tokenizer"),
+    ],
+)
+def test_load_foreign_files(tmp_path, content, message):
+    path = tmp_path / "t.json"
+    path.write_bytes(content)
+    with pytest.raises(bytebpe.CorruptTokenizerError, match=message):
+        Tokenizer.load(path)
+
+
+def test_load_truncated_and_edited_files(tok, tmp_path):
+    path = tmp_path / "t.json"
+    tok.save(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(bytebpe.CorruptTokenizerError, match="not valid JSON"):
+        Tokenizer.load(path)
+    path.write_bytes(data.replace(b'"version":1', b'"version":7'))
+    with pytest.raises(bytebpe.CorruptTokenizerError, match="checksum"):
+        Tokenizer.load(path)
+
+
+def test_load_inconsistent_merges(tok, tmp_path):
+    from bytebpe import file_format
+
+    state = file_format.to_state(tok._core)
+    state["merges"][0][2] = 999
+    with pytest.raises(bytebpe.CorruptTokenizerError, match=r"merge 0 .* should give token 256, not 999"):
+        file_format.from_state(state, "test")
+
+
+def test_load_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        Tokenizer.load(tmp_path / "nope.json")

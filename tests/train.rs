@@ -1,0 +1,175 @@
+//! The training core without Python: hand-worked cases and determinism.
+
+use bytebpe::pretokenize::Pattern;
+use bytebpe::special::SpecialTokens;
+use bytebpe::train::{self, Document, MergeRecord, TrainConfig, WordCounter};
+use bytebpe::{Error, Tokenizer};
+
+fn counter(pattern: &str) -> WordCounter {
+    WordCounter::new(Pattern::new(pattern).unwrap(), SpecialTokens::default())
+}
+
+fn train_words(words: &[(&[u8], u64)], vocab_size: usize) -> Vec<MergeRecord> {
+    let mut c = counter("cl100k");
+    for (w, n) in words {
+        c.add_word(w, *n).unwrap();
+    }
+    let config = TrainConfig {
+        vocab_size,
+        min_frequency: 1,
+    };
+    let tok = train::train(c, config, &mut |_| Ok(())).unwrap();
+    tok.vocab().merges().to_vec()
+}
+
+fn ids(merges: &[MergeRecord]) -> Vec<(u32, u32, u32, u64)> {
+    merges
+        .iter()
+        .map(|m| (m.left, m.right, m.token, m.count))
+        .collect()
+}
+
+const A: u32 = b'a' as u32;
+const B: u32 = b'b' as u32;
+
+#[test]
+fn overlapping_pairs_count_every_position() {
+    // "aaa" holds (a, a) twice; merged left to right it becomes [aa, a].
+    let merges = train_words(&[(b"aaa", 1)], 257);
+    assert_eq!(ids(&merges), vec![(A, A, 256, 2)]);
+}
+
+#[test]
+fn ties_go_to_the_smallest_bytes() {
+    // (a, b) and (b, a) both occur twice; (a, b) < (b, a) by bytes.
+    let merges = train_words(&[(b"ab", 2), (b"ba", 2)], 257);
+    assert_eq!(ids(&merges), vec![(A, B, 256, 2)]);
+    // Tie between (b, b) and (a, b) where the left sides differ: "a" < "b".
+    let merges = train_words(&[(b"bb", 3), (b"ab", 3)], 257);
+    assert_eq!(ids(&merges), vec![(A, B, 256, 3)]);
+}
+
+#[test]
+fn min_frequency_stops_training() {
+    let mut c = counter("cl100k");
+    c.add_word(b"abc", 3).unwrap();
+    c.add_word(b"xy", 1).unwrap();
+    let config = TrainConfig {
+        vocab_size: 1000,
+        min_frequency: 2,
+    };
+    let tok = train::train(c, config, &mut |_| Ok(())).unwrap();
+    // (a,b)=3, then (ab,c)=3; (x,y)=1 is below the threshold.
+    assert_eq!(tok.vocab_size(), 258);
+}
+
+#[test]
+fn counts_above_u32_do_not_overflow() {
+    let big = 3 * (1u64 << 32) + 7;
+    let merges = train_words(&[(b"ab", big), (b"abab", big)], 257);
+    assert_eq!(ids(&merges), vec![(A, B, 256, 3 * big)]);
+}
+
+#[test]
+fn pair_count_overflow_is_reported() {
+    let mut c = counter("cl100k");
+    c.add_word(b"ab", u64::MAX).unwrap();
+    c.add_word(b"abc", 1).unwrap();
+    let config = TrainConfig {
+        vocab_size: 300,
+        min_frequency: 1,
+    };
+    let err = train::train(c, config, &mut |_| Ok(())).unwrap_err();
+    assert!(matches!(err, Error::CountOverflow { .. }), "{err}");
+}
+
+#[test]
+fn observer_errors_stop_training() {
+    let mut c = counter("cl100k");
+    c.add_word(b"abcdefgh", 2).unwrap();
+    let config = TrainConfig {
+        vocab_size: 300,
+        min_frequency: 1,
+    };
+    let err = train::train(c, config, &mut |_| Err(Error::Interrupted)).unwrap_err();
+    assert_eq!(err, Error::Interrupted);
+}
+
+fn corpus() -> Vec<String> {
+    // A deterministic pseudo-random corpus (xorshift), words from a small alphabet.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..400)
+        .map(|_| {
+            (0..60)
+                .map(|_| {
+                    let len = 1 + next() % 7;
+                    let word: String = (0..len)
+                        .map(|_| (b'a' + (next() % 6) as u8) as char)
+                        .collect();
+                    if next() % 9 == 0 {
+                        format!("{word}\n")
+                    } else {
+                        format!("{word} ")
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn train_docs(docs: &[String], batch: usize, threads: usize) -> Tokenizer {
+    let mut c = counter("cl100k");
+    for (i, chunk) in docs.chunks(batch).enumerate() {
+        let docs: Vec<Document> = chunk
+            .iter()
+            .map(|d| Document {
+                data: d.as_bytes(),
+                is_text: true,
+            })
+            .collect();
+        c.add_documents(&docs, (i * batch) as u64, Some(threads))
+            .unwrap();
+    }
+    train::train(
+        c,
+        TrainConfig {
+            vocab_size: 600,
+            min_frequency: 2,
+        },
+        &mut |_| Ok(()),
+    )
+    .unwrap()
+}
+
+#[test]
+fn merges_do_not_depend_on_threads_or_batching() {
+    let docs = corpus();
+    let base = train_docs(&docs, 400, 1);
+    assert!(base.vocab().merges().len() > 100);
+    let mut tokens = base.vocab().tokens().to_vec();
+    tokens.sort();
+    tokens.dedup();
+    assert_eq!(tokens.len(), base.vocab().len(), "no byte string twice");
+    for (batch, threads) in [(1, 2), (7, 2), (33, 1), (400, 4)] {
+        let other = train_docs(&docs, batch, threads);
+        assert_eq!(
+            other.vocab().merges(),
+            base.vocab().merges(),
+            "batch {batch}, {threads} threads"
+        );
+    }
+}
+
+#[test]
+fn encoding_roundtrips_any_bytes() {
+    let tok = train_docs(&corpus(), 400, 2);
+    let data = b"abc \xff\xfe def\n\xe2\x82 aaaa bbbb \xf0\x9f\x98\x80".to_vec();
+    let ids = tok.encode_bytes(&data).unwrap();
+    assert_eq!(tok.decode_bytes(&ids).unwrap(), data);
+}
