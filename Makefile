@@ -16,8 +16,8 @@ install: ## build and install the wheel
 install-test: ## install the package (editable) with everything the tests need
 	$(PYTHON) -m pip install -e '.[test]'
 
-build-dev: ## rebuild the native module in debug mode after Rust changes
-	$(PYTHON) -m maturin develop
+build-dev: ## rebuild the native module (editable install) after Rust changes
+	$(PYTHON) -m pip install -e . --no-deps --no-build-isolation
 
 test: install-test test-rust test-python ## install test dependencies, run every test
 

@@ -14,10 +14,7 @@ pub fn decode_bytes(vocab: &Vocab, specials: &SpecialTokens, ids: &[Rank]) -> Re
         } else if let Some(text) = specials.text(id) {
             out.extend_from_slice(text.as_bytes());
         } else {
-            return Err(Error::UnknownToken {
-                id: id.into(),
-                position,
-            });
+            return Err(Error::UnknownToken { id: id.into(), position });
         }
     }
     Ok(out)

@@ -15,10 +15,17 @@ const LONG_PIECE: usize = 128;
 
 /// Appends the tokens of `piece` to `out`. Every single byte must be in `ranks`.
 pub fn encode_piece(ranks: &AHashMap<Vec<u8>, Rank>, piece: &[u8], out: &mut Vec<Rank>) {
+    match ranks.get(piece) {
+        Some(&rank) => out.push(rank),
+        None => encode_piece_parts(ranks, piece, out),
+    }
+}
+
+/// Like [`encode_piece`] but never takes the whole-piece shortcut: the tokens that
+/// merging by rank reaches, used to check that every token is reachable.
+pub fn encode_piece_parts(ranks: &AHashMap<Vec<u8>, Rank>, piece: &[u8], out: &mut Vec<Rank>) {
     if piece.len() == 1 {
         out.push(ranks[piece]);
-    } else if let Some(&rank) = ranks.get(piece) {
-        out.push(rank);
     } else if piece.len() < LONG_PIECE {
         merge_by_scan(ranks, piece, out);
     } else {
@@ -30,10 +37,7 @@ fn merge_by_scan(ranks: &AHashMap<Vec<u8>, Rank>, piece: &[u8], out: &mut Vec<Ra
     // parts[i] = (start of part i, rank of part i joined with part i+1).
     let rank_of = |parts: &[(usize, Rank)], i: usize| -> Rank {
         if i + 2 < parts.len() {
-            ranks
-                .get(&piece[parts[i].0..parts[i + 2].0])
-                .copied()
-                .unwrap_or(Rank::MAX)
+            ranks.get(&piece[parts[i].0..parts[i + 2].0]).copied().unwrap_or(Rank::MAX)
         } else {
             Rank::MAX
         }
@@ -130,10 +134,7 @@ mod tests {
         let mut out = Vec::new();
         encode_piece(&r, &vec![b'a'; 1_000_001], &mut out);
         assert_eq!(out.len(), 250_001);
-        assert_eq!(
-            out[..250_000].iter().filter(|&&t| t == 257).count(),
-            250_000
-        );
+        assert_eq!(out[..250_000].iter().filter(|&&t| t == 257).count(), 250_000);
         assert_eq!(out[250_000], b'a' as Rank);
     }
 }

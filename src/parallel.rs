@@ -34,10 +34,7 @@ pub fn pool(threads: Option<usize>) -> Arc<ThreadPool> {
         // pools would wait on them, so they are leaked on purpose (once per fork).
         std::mem::forget(guard.take());
     }
-    let pools = guard.get_or_insert_with(|| Pools {
-        pid,
-        by_threads: Vec::new(),
-    });
+    let pools = guard.get_or_insert_with(|| Pools { pid, by_threads: Vec::new() });
     if let Some((_, pool)) = pools.by_threads.iter().find(|(n, _)| *n == threads) {
         return pool.clone();
     }

@@ -24,9 +24,7 @@ impl SpecialTokens {
         let mut seen = std::collections::HashSet::new();
         for (text, _) in &tokens {
             if text.is_empty() {
-                return Err(Error::InvalidConfig(
-                    "special tokens must not be empty".into(),
-                ));
+                return Err(Error::InvalidConfig("special tokens must not be empty".into()));
             }
             if !seen.insert(text.as_str()) {
                 return Err(Error::InvalidConfig(format!(
@@ -63,17 +61,11 @@ impl SpecialTokens {
     }
 
     pub fn id(&self, text: &[u8]) -> Option<Rank> {
-        self.tokens
-            .iter()
-            .find(|(t, _)| t.as_bytes() == text)
-            .map(|&(_, id)| id)
+        self.tokens.iter().find(|(t, _)| t.as_bytes() == text).map(|&(_, id)| id)
     }
 
     pub fn text(&self, id: Rank) -> Option<&str> {
-        self.tokens
-            .iter()
-            .find(|&&(_, i)| i == id)
-            .map(|(t, _)| t.as_str())
+        self.tokens.iter().find(|&&(_, i)| i == id).map(|(t, _)| t.as_str())
     }
 
     /// Splits `data` at every special token that `allowed` accepts, calling `visit` with
@@ -96,10 +88,7 @@ impl SpecialTokens {
                 continue;
             }
             visit(Part::Text(&data[start..m.start()]))?;
-            visit(Part::Special(
-                self.id(m.as_bytes())
-                    .expect("matched text is a special token"),
-            ))?;
+            visit(Part::Special(self.id(m.as_bytes()).expect("matched text is a special token")))?;
             start = m.end();
             search = start;
         }

@@ -3,11 +3,12 @@
 use rayon::prelude::*;
 
 use crate::decode;
-use crate::encode::encode_piece;
+use crate::encode::{self, encode_piece};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::pretokenize::Pattern;
 use crate::special::{Part, SpecialTokens};
+use crate::train::Document;
 use crate::vocab::Vocab;
 use crate::Rank;
 
@@ -22,11 +23,8 @@ impl Tokenizer {
     /// Special tokens get the ids right after the mergeable tokens, in the given order.
     pub fn new(vocab: Vocab, pattern: Pattern, special_texts: Vec<String>) -> Result<Self> {
         let first = vocab.len() as Rank;
-        let specials = special_texts
-            .into_iter()
-            .enumerate()
-            .map(|(i, t)| (t, first + i as Rank))
-            .collect();
+        let specials =
+            special_texts.into_iter().enumerate().map(|(i, t)| (t, first + i as Rank)).collect();
         Self::with_special_ids(vocab, pattern, specials)
     }
 
@@ -44,11 +42,7 @@ impl Tokenizer {
                 )));
             }
         }
-        Ok(Self {
-            vocab,
-            pattern,
-            specials: SpecialTokens::new(specials)?,
-        })
+        Ok(Self { vocab, pattern, specials: SpecialTokens::new(specials)? })
     }
 
     pub fn vocab(&self) -> &Vocab {
@@ -88,19 +82,18 @@ impl Tokenizer {
     /// Encodes text; special tokens whose text `allowed` accepts become their ids.
     pub fn encode(&self, text: &str, allowed: impl Fn(&[u8]) -> bool) -> Result<Vec<Rank>> {
         let mut out = Vec::with_capacity(text.len() / 3);
-        self.specials
-            .split(text.as_bytes(), allowed, |part| match part {
-                Part::Special(id) => {
-                    out.push(id);
-                    Ok(())
-                }
-                Part::Text(segment) => {
-                    // SAFETY: splitting valid UTF-8 at special-token text (itself valid UTF-8)
-                    // leaves valid UTF-8 segments.
-                    let segment = unsafe { std::str::from_utf8_unchecked(segment) };
-                    self.encode_text_into(segment, &mut out)
-                }
-            })?;
+        self.specials.split(text.as_bytes(), allowed, |part| match part {
+            Part::Special(id) => {
+                out.push(id);
+                Ok(())
+            }
+            Part::Text(segment) => {
+                // SAFETY: splitting valid UTF-8 at special-token text (itself valid UTF-8)
+                // leaves valid UTF-8 segments.
+                let segment = unsafe { std::str::from_utf8_unchecked(segment) };
+                self.encode_text_into(segment, &mut out)
+            }
+        })?;
         Ok(out)
     }
 
@@ -111,11 +104,71 @@ impl Tokenizer {
         threads: Option<usize>,
     ) -> Result<Vec<Vec<Rank>>> {
         parallel::pool(threads).install(|| {
-            texts
-                .par_iter()
-                .map(|t| self.encode_ordinary(t))
-                .collect::<Result<Vec<_>>>()
+            texts.par_iter().map(|t| self.encode_ordinary(t)).collect::<Result<Vec<_>>>()
         })
+    }
+
+    /// Encodes many texts into one flat token array plus `texts.len() + 1` offsets
+    /// (document `i` is `tokens[offsets[i]..offsets[i + 1]]`), in parallel. With `eot`,
+    /// that token follows every document.
+    pub fn encode_ordinary_batch_flat(
+        &self,
+        docs: &[Document<'_>],
+        eot: Option<Rank>,
+        threads: Option<usize>,
+    ) -> Result<(Vec<Rank>, Vec<u64>)> {
+        let parts = parallel::pool(threads).install(|| {
+            docs.par_iter()
+                .map(|doc| {
+                    let mut ids = if doc.is_text {
+                        // SAFETY: `is_text` promises valid UTF-8.
+                        self.encode_ordinary(unsafe { std::str::from_utf8_unchecked(doc.data) })?
+                    } else {
+                        self.encode_bytes(doc.data)?
+                    };
+                    ids.extend(eot);
+                    Ok(ids)
+                })
+                .collect::<Result<Vec<_>>>()
+        })?;
+        let mut offsets = Vec::with_capacity(parts.len() + 1);
+        offsets.push(0);
+        let mut flat = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+        for ids in parts {
+            flat.extend_from_slice(&ids);
+            offsets.push(flat.len() as u64);
+        }
+        Ok((flat, offsets))
+    }
+
+    /// Problems with the vocabulary, empty when it is sound. Construction already
+    /// guarantees all 256 bytes, unique bytes and contiguous ids; this checks that every
+    /// token is reachable: encoding its own bytes gives exactly that token.
+    pub fn verify(&self, threads: Option<usize>) -> Vec<String> {
+        let ranks = self.vocab.ranks();
+        let mut problems: Vec<(usize, String)> = parallel::pool(threads).install(|| {
+            self.vocab
+                .tokens()
+                .par_iter()
+                .enumerate()
+                .filter(|(_, bytes)| bytes.len() > 1)
+                .filter_map(|(id, bytes)| {
+                    let mut got = Vec::new();
+                    encode::encode_piece_parts(ranks, bytes, &mut got);
+                    (got != [id as Rank]).then(|| {
+                        (
+                            id,
+                            format!(
+                                "token {id} ({:?}) is unreachable: its bytes encode as {got:?}",
+                                String::from_utf8_lossy(bytes)
+                            ),
+                        )
+                    })
+                })
+                .collect()
+        });
+        problems.sort();
+        problems.into_iter().map(|(_, p)| p).collect()
     }
 
     pub fn decode_bytes(&self, ids: &[Rank]) -> Result<Vec<u8>> {
@@ -124,15 +177,10 @@ impl Tokenizer {
 
     fn encode_text_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
         let ranks = self.vocab.ranks();
-        self.pattern
-            .split_text(text, |piece| encode_piece(ranks, piece, out))
-            .map_err(match_error)
+        self.pattern.split_text(text, |piece| encode_piece(ranks, piece, out)).map_err(match_error)
     }
 }
 
 fn match_error(e: fancy_regex::Error) -> Error {
-    Error::PatternMatch {
-        document: 0,
-        message: e.to_string(),
-    }
+    Error::PatternMatch { document: 0, message: e.to_string() }
 }

@@ -6,8 +6,10 @@ use crate::error::{Error, Result};
 use crate::train::MergeRecord;
 use crate::Rank;
 
-/// Ids 0..=255 are the single bytes; merged tokens follow in creation order.
-/// Invariant: no two ids share bytes, and every merge record replays to these tokens.
+/// Token bytes by id and ids by bytes. Trained vocabularies have ids 0..=255 for the
+/// single bytes and merged tokens after them, with the merge log that made them; imported
+/// ones (tiktoken, Hugging Face) may place the bytes anywhere and have no log.
+/// Invariant: ids are 0..len, no two ids share bytes, and all 256 single bytes are tokens.
 #[derive(Debug, Clone)]
 pub struct Vocab {
     tokens: Vec<Vec<u8>>,
@@ -20,11 +22,8 @@ impl Vocab {
     /// ids in range, and the token is the existing id of its bytes or the next new id.
     pub fn from_merges(merges: Vec<MergeRecord>) -> Result<Self> {
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        let mut ranks: AHashMap<Vec<u8>, Rank> = tokens
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.clone(), i as Rank))
-            .collect();
+        let mut ranks: AHashMap<Vec<u8>, Rank> =
+            tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as Rank)).collect();
         for (i, m) in merges.iter().enumerate() {
             let known = tokens.len();
             let (Some(left), Some(right)) =
@@ -48,20 +47,45 @@ impl Vocab {
                 tokens.push(bytes);
             }
         }
-        Ok(Self {
-            tokens,
-            ranks,
-            merges,
-        })
+        Ok(Self { tokens, ranks, merges })
+    }
+
+    /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`.
+    pub fn from_ranks(mut ranks: Vec<(Vec<u8>, Rank)>) -> Result<Self> {
+        ranks.sort_unstable_by_key(|&(_, id)| id);
+        let mut by_bytes = AHashMap::with_capacity(ranks.len());
+        for (expected, (bytes, id)) in ranks.iter().enumerate() {
+            if *id as usize != expected {
+                return Err(Error::Corrupt(format!(
+                    "token ids must be 0..{} without gaps or repeats; id {expected} is {}",
+                    ranks.len(),
+                    if (*id as usize) > expected { "missing" } else { "repeated" }
+                )));
+            }
+            if bytes.is_empty() {
+                return Err(Error::Corrupt(format!("token {id} has no bytes")));
+            }
+            if let Some(other) = by_bytes.insert(bytes.clone(), *id) {
+                return Err(Error::Corrupt(format!(
+                    "tokens {other} and {id} have the same bytes {:?}",
+                    String::from_utf8_lossy(bytes)
+                )));
+            }
+        }
+        if let Some(b) = (0..=255u8).find(|b| !by_bytes.contains_key(&[*b][..])) {
+            return Err(Error::Corrupt(format!(
+                "the single byte 0x{b:02x} is not a token; byte-level BPE needs all 256"
+            )));
+        }
+        let tokens = ranks.into_iter().map(|(bytes, _)| bytes).collect();
+        Ok(Self { tokens, ranks: by_bytes, merges: Vec::new() })
     }
 
     /// Builds the vocabulary from training output, checking it against a replay.
     pub fn from_parts(tokens: Vec<Vec<u8>>, merges: Vec<MergeRecord>) -> Result<Self> {
         let vocab = Self::from_merges(merges)?;
         if vocab.tokens != tokens {
-            return Err(Error::Corrupt(
-                "training produced tokens that its merges do not".into(),
-            ));
+            return Err(Error::Corrupt("training produced tokens that its merges do not".into()));
         }
         Ok(vocab)
     }
@@ -101,12 +125,7 @@ mod tests {
     use super::*;
 
     fn m(left: Rank, right: Rank, token: Rank) -> MergeRecord {
-        MergeRecord {
-            left,
-            right,
-            token,
-            count: 1,
-        }
+        MergeRecord { left, right, token, count: 1 }
     }
 
     #[test]
@@ -116,6 +135,20 @@ mod tests {
         assert_eq!(v.len(), 258);
         assert_eq!(v.token(257), Some(&b"aaa"[..]));
         assert_eq!(v.rank(b"aaa"), Some(257));
+    }
+
+    #[test]
+    fn ranks_need_contiguous_unique_ids_and_all_bytes() {
+        let bytes: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![255 - b], b as Rank)).collect();
+        let v = Vocab::from_ranks(bytes.clone()).unwrap();
+        assert_eq!(v.rank(b"\xff"), Some(0));
+        let mut gap = bytes.clone();
+        gap.push((b"ab".to_vec(), 257));
+        assert!(Vocab::from_ranks(gap).unwrap_err().to_string().contains("256 is missing"));
+        let mut dup = bytes.clone();
+        dup.push((b"a".to_vec(), 256));
+        assert!(Vocab::from_ranks(dup).unwrap_err().to_string().contains("same bytes"));
+        assert!(Vocab::from_ranks(bytes[1..].to_vec()).is_err());
     }
 
     #[test]

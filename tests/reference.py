@@ -7,7 +7,8 @@ module are used.
 
 Regex semantics: bytebpe splits text with the Rust `fancy-regex` crate (regex-syntax
 0.8.12, Unicode 16.0 tables); this file uses the Python `regex` module (never `re`). What
-was checked, code point by code point, against regex-syntax's tables:
+was checked, for every code point, against regex-syntax's tables (\\p{L}, \\p{N}, \\p{Lu},
+\\p{Ll}, \\p{Lt}, \\p{Lm}, \\p{Lo}, \\p{M}, \\s, \\d, \\w), and on bytebpe itself:
 
 * `\\s` / `\\S`: the `regex` module's `\\s` is exactly the Unicode White_Space property,
   like Rust's. (Python's `re` also matches U+001C..U+001F; that is why `re` is not used.)
@@ -55,6 +56,8 @@ BUILTIN_PATTERNS = {"gpt2": GPT2_PATTERN, "cl100k": CL100K_PATTERN, "o200k": O20
 # Code points on which the `regex` module and Rust's regex-syntax disagree although both
 # consider them assigned (found by comparing all code points; see the module docstring).
 UNICODE_CATEGORY_CHANGED = frozenset({0x0295})
+# The Unicode version of bytebpe's regex tables (regex-syntax 0.8.12).
+RUST_UNICODE_VERSION = (16, 0)
 
 Merge = tuple  # (left_id, right_id, token_id, count)
 
@@ -63,8 +66,8 @@ def is_unicode_stable(ch: str) -> bool:
     """True for characters on which Rust (Unicode 16.0) and `regex` (17.0) agree.
 
     Conservative: the character must be assigned in this Python's `unicodedata` (14.0 on
-    Python 3.11, never newer than 16.0 on the Pythons we support) and not be one of the
-    few code points whose category changed later.
+    Python 3.11; test_reference.py checks it is not newer than RUST_UNICODE_VERSION) and
+    not be one of the few code points whose category changed later.
     """
     cp = ord(ch)
     if 0xD800 <= cp <= 0xDFFF or cp in UNICODE_CATEGORY_CHANGED:

@@ -7,6 +7,7 @@ the oracle. Byte values used below: a=97 b=98 c=99 d=100 x=120 space=32.
 from __future__ import annotations
 
 import itertools
+import unicodedata
 
 import pytest
 import reference as R
@@ -259,6 +260,18 @@ def test_special_tokens_split_the_document() -> None:
     assert R.pretokenize("aaab", "cl100k", ["aa"]) == [b"ab"]
     # In bytes with invalid UTF-8 too.
     assert R.pretokenize(b"\xff<s>\xfe", "cl100k", ["<s>"]) == [b"\xff", b"\xfe"]
+
+
+def test_unicodedata_is_not_newer_than_rust() -> None:
+    # is_unicode_stable trusts the stdlib's list of assigned code points; on a Python whose
+    # Unicode is newer than bytebpe's regex tables it would let new letters through.
+    version = tuple(int(part) for part in unicodedata.unidata_version.split(".")[:2])
+    assert version <= R.RUST_UNICODE_VERSION, (
+        f"unicodedata {unicodedata.unidata_version} is newer than Rust's "
+        f"{R.RUST_UNICODE_VERSION}: give is_unicode_stable a fixed list of code points"
+    )
+    assert R.is_unicode_stable("a") and R.is_unicode_stable("\u4e2d")
+    assert not R.is_unicode_stable("\u0378") and not R.is_unicode_stable("\ud800")
 
 
 def test_builtin_patterns_are_tiktokens(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -157,6 +157,15 @@ def test_larger_vocabulary_on_mixed_text() -> None:
     assert_same_merges(tok, oracle(docs, 700))
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_large_mixed_corpus(pattern: str) -> None:
+    # About 150 KB and 950 merges: ~25 s of oracle time per pattern.
+    docs = corpus("english", 50_000) + corpus("code", 50_000) + corpus("multilingual", 50_000)
+    tok = train(docs, 1200, pattern=pattern, num_threads=2, buffer_size=7)
+    assert_same_merges(tok, oracle(docs, 1200, pattern))
+
+
 @pytest.mark.parametrize("min_frequency", [1, 3, 40])
 def test_min_frequency(min_frequency: int) -> None:
     docs = corpus("code", 15_000)
@@ -294,6 +303,17 @@ def test_train_from_counts_beyond_32_bits() -> None:
     assert_same_merges(tok, want)
 
 
+def test_train_from_counts_at_the_u64_limit() -> None:
+    # Counts are u64: a pair count of exactly 2**64 - 1 is kept exactly; one more is
+    # refused with an error, never wrapped around.
+    words = {b"ab": 2**64 - 1, b"cd": 2**63, b"xcd": 2**63 - 1}
+    tok = train_counts(words, 300)
+    assert_same_merges(tok, R.train_counts(words, 300))
+    assert [m.count for m in tok.merges()] == [2**64 - 1, 2**64 - 1, 2**63 - 1]
+    with pytest.raises(OverflowError):
+        train_counts({b"aaa": 2**63}, 300)
+
+
 def test_train_from_counts_special_tokens() -> None:
     words = R.count_words(corpus("english", 8_000))
     tok = train_counts(words, 350, special_tokens=["<s>", "</s>"])
@@ -362,13 +382,29 @@ byte_docs = st.lists(
 )
 
 
+def check_texts(docs: list[str], pattern: str, min_frequency: int) -> None:
+    tok = train(docs, 330, pattern=pattern, min_frequency=min_frequency)
+    assert_same_merges(tok, R.train(docs, 330, pattern=pattern, min_frequency=min_frequency))
+    ranks = tok.mergeable_ranks()
+    for doc in docs:
+        assert tok.encode_ordinary(doc) == R.encode_ordinary(ranks, pattern, doc)
+
+
 @hypothesis_settings
 @given(docs=texts, pattern=st.sampled_from(PATTERNS), min_frequency=st.sampled_from([1, 2]))
 def test_random_texts(docs: list[str], pattern: str, min_frequency: int) -> None:
-    tok = train(docs, 330, pattern=pattern, min_frequency=min_frequency)
-    assert_same_merges(tok, R.train(docs, 330, pattern=pattern, min_frequency=min_frequency))
-    for doc in docs:
-        assert tok.encode_ordinary(doc) == R.encode_ordinary(tok.mergeable_ranks(), pattern, doc)
+    check_texts(docs, pattern, min_frequency)
+
+
+@pytest.mark.slow
+@settings(hypothesis_settings, max_examples=1500)
+@given(
+    docs=st.lists(st.text(characters, max_size=200), max_size=30),
+    pattern=st.sampled_from(PATTERNS),
+    min_frequency=st.sampled_from([1, 2, 3]),
+)
+def test_random_texts_many(docs: list[str], pattern: str, min_frequency: int) -> None:
+    check_texts(docs, pattern, min_frequency)
 
 
 @hypothesis_settings
@@ -382,12 +418,23 @@ def test_random_bytes(docs: list[bytes], pattern: str) -> None:
         assert tok.decode_bytes(tok.encode_bytes(doc)) == doc
 
 
+# Documents built from special-token material, as str or as bytes with invalid UTF-8.
+special_material = st.lists(
+    st.sampled_from([b"a", b"b", b" ", b"<", b"s", b">", b"|", b"x", b"\n", b"\xe2", b"\x82"]),
+    max_size=30,
+).map(b"".join)
+special_docs = st.lists(
+    st.one_of(special_material, special_material.map(lambda b: b.decode("utf-8", "replace"))),
+    max_size=10,
+)
+
+
 @hypothesis_settings
 @given(
-    docs=st.lists(st.text(st.sampled_from("ab <>|sx\n"), max_size=30), max_size=10),
-    specials=st.lists(st.sampled_from(["<s>", "<s>x", "|", "ab", "a b"]), unique=True),
+    docs=special_docs,
+    specials=st.lists(st.sampled_from(["<s>", "<s>x", "|", "ab", "a b", "\u2082"]), unique=True),
 )
-def test_random_special_tokens(docs: list[str], specials: list[str]) -> None:
+def test_random_special_tokens(docs: list[str | bytes], specials: list[str]) -> None:
     tok = train(docs, 300 + len(specials), special_tokens=specials, min_frequency=1)
     want = R.train(docs, 300 + len(specials), special_tokens=specials, min_frequency=1)
     assert_same_merges(tok, want)

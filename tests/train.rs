@@ -14,19 +14,13 @@ fn train_words(words: &[(&[u8], u64)], vocab_size: usize) -> Vec<MergeRecord> {
     for (w, n) in words {
         c.add_word(w, *n).unwrap();
     }
-    let config = TrainConfig {
-        vocab_size,
-        min_frequency: 1,
-    };
+    let config = TrainConfig { vocab_size, min_frequency: 1 };
     let tok = train::train(c, config, &mut |_| Ok(())).unwrap();
     tok.vocab().merges().to_vec()
 }
 
 fn ids(merges: &[MergeRecord]) -> Vec<(u32, u32, u32, u64)> {
-    merges
-        .iter()
-        .map(|m| (m.left, m.right, m.token, m.count))
-        .collect()
+    merges.iter().map(|m| (m.left, m.right, m.token, m.count)).collect()
 }
 
 const A: u32 = b'a' as u32;
@@ -54,10 +48,7 @@ fn min_frequency_stops_training() {
     let mut c = counter("cl100k");
     c.add_word(b"abc", 3).unwrap();
     c.add_word(b"xy", 1).unwrap();
-    let config = TrainConfig {
-        vocab_size: 1000,
-        min_frequency: 2,
-    };
+    let config = TrainConfig { vocab_size: 1000, min_frequency: 2 };
     let tok = train::train(c, config, &mut |_| Ok(())).unwrap();
     // (a,b)=3, then (ab,c)=3; (x,y)=1 is below the threshold.
     assert_eq!(tok.vocab_size(), 258);
@@ -75,10 +66,7 @@ fn pair_count_overflow_is_reported() {
     let mut c = counter("cl100k");
     c.add_word(b"ab", u64::MAX).unwrap();
     c.add_word(b"abc", 1).unwrap();
-    let config = TrainConfig {
-        vocab_size: 300,
-        min_frequency: 1,
-    };
+    let config = TrainConfig { vocab_size: 300, min_frequency: 1 };
     let err = train::train(c, config, &mut |_| Ok(())).unwrap_err();
     assert!(matches!(err, Error::CountOverflow { .. }), "{err}");
 }
@@ -87,10 +75,7 @@ fn pair_count_overflow_is_reported() {
 fn observer_errors_stop_training() {
     let mut c = counter("cl100k");
     c.add_word(b"abcdefgh", 2).unwrap();
-    let config = TrainConfig {
-        vocab_size: 300,
-        min_frequency: 1,
-    };
+    let config = TrainConfig { vocab_size: 300, min_frequency: 1 };
     let err = train::train(c, config, &mut |_| Err(Error::Interrupted)).unwrap_err();
     assert_eq!(err, Error::Interrupted);
 }
@@ -109,9 +94,8 @@ fn corpus() -> Vec<String> {
             (0..60)
                 .map(|_| {
                     let len = 1 + next() % 7;
-                    let word: String = (0..len)
-                        .map(|_| (b'a' + (next() % 6) as u8) as char)
-                        .collect();
+                    let word: String =
+                        (0..len).map(|_| (b'a' + (next() % 6) as u8) as char).collect();
                     if next() % 9 == 0 {
                         format!("{word}\n")
                     } else {
@@ -126,25 +110,11 @@ fn corpus() -> Vec<String> {
 fn train_docs(docs: &[String], batch: usize, threads: usize) -> Tokenizer {
     let mut c = counter("cl100k");
     for (i, chunk) in docs.chunks(batch).enumerate() {
-        let docs: Vec<Document> = chunk
-            .iter()
-            .map(|d| Document {
-                data: d.as_bytes(),
-                is_text: true,
-            })
-            .collect();
-        c.add_documents(&docs, (i * batch) as u64, Some(threads))
-            .unwrap();
+        let docs: Vec<Document> =
+            chunk.iter().map(|d| Document { data: d.as_bytes(), is_text: true }).collect();
+        c.add_documents(&docs, (i * batch) as u64, Some(threads)).unwrap();
     }
-    train::train(
-        c,
-        TrainConfig {
-            vocab_size: 600,
-            min_frequency: 2,
-        },
-        &mut |_| Ok(()),
-    )
-    .unwrap()
+    train::train(c, TrainConfig { vocab_size: 600, min_frequency: 2 }, &mut |_| Ok(())).unwrap()
 }
 
 #[test]

@@ -14,14 +14,19 @@ from bytebpe._bytebpe import (
     UnknownTokenError,
     __version__,
 )
-from bytebpe.tokenizer import Merge, Tokenizer, TrainingWarning
+from bytebpe.encode_file import encode_to_file
+from bytebpe.inputs import read_files
+from bytebpe.tokenizer import Merge, StreamingDecoder, Tokenizer, TrainingWarning
 
 __all__ = [
     "CorruptTokenizerError",
     "Merge",
     "PatternError",
+    "StreamingDecoder",
     "Tokenizer",
     "TrainingWarning",
     "UnknownTokenError",
     "__version__",
+    "encode_to_file",
+    "read_files",
 ]

@@ -8,15 +8,11 @@
 from __future__ import annotations
 
 import argparse
-import glob
-import gzip
-import io
-import json
 import sys
 import time
-from collections.abc import Iterator
 
 from bytebpe import __version__
+from bytebpe.inputs import read_files
 from bytebpe.tokenizer import Tokenizer
 
 # Without --heldout, every HOLDOUT_EVERY-th document is kept out of training and used
@@ -29,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"bytebpe {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_train(commands)
+    _add_encode(commands)
     args = parser.parse_args(argv)
     try:
         return args.run(args)
@@ -75,10 +72,12 @@ def _train(args: argparse.Namespace) -> int:
         heldout: list[str | bytes] = list(sample_documents(split="heldout"))
         source = "the bundled sample"
     else:
-        documents = list(_read_inputs(args.inputs, args.text_column, args.documents))
+        documents = list(read_files(args.inputs, documents=args.documents, text_column=args.text_column))
         if args.heldout is not None:
             train_docs = documents
-            heldout = list(_read_inputs(args.heldout, args.text_column, args.documents))
+            heldout = list(
+                read_files(args.heldout, documents=args.documents, text_column=args.text_column)
+            )
         else:
             heldout = documents[HOLDOUT_EVERY - 1 :: HOLDOUT_EVERY]
             train_docs = [d for i, d in enumerate(documents) if i % HOLDOUT_EVERY != HOLDOUT_EVERY - 1]
@@ -103,6 +102,40 @@ def _train(args: argparse.Namespace) -> int:
     _report_compression(tok, heldout)
     _show_learned(tok, args.show, heldout)
     print(f"wrote {args.output}")
+    return 0
+
+
+def _add_encode(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "encode",
+        help="encode files into a flat binary token file (np.memmap-readable)",
+        description="Encode documents into one flat .bin token file (uint16, or uint32 for "
+        "vocabularies above 65,536), as nanoGPT reads with numpy.memmap.",
+    )
+    p.add_argument("inputs", nargs="+", help="files or globs (.txt, .jsonl, optionally .gz), or -")
+    p.add_argument("-t", "--tokenizer", required=True, help="a tokenizer file from `bytebpe train`")
+    p.add_argument("-o", "--output", required=True, help="the .bin file to write")
+    p.add_argument("--eot", default=None,
+                   help="a special token written after every document (e.g. '<|endoftext|>')")
+    p.add_argument("--dtype", choices=("uint16", "uint32"), default=None)
+    p.add_argument("--text-column", default="text", help="the text field of .jsonl rows")
+    p.add_argument("--documents", choices=("lines", "files"), default="lines")
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(run=_encode)
+
+
+def _encode(args: argparse.Namespace) -> int:
+    from bytebpe.encode_file import encode_to_file, itemsize_for
+
+    tok = Tokenizer.load(args.tokenizer)
+    started = time.perf_counter()
+    docs = read_files(args.inputs, documents=args.documents, text_column=args.text_column)
+    count = encode_to_file(tok, docs, args.output, dtype=args.dtype, eot=args.eot,
+                           num_threads=args.threads, progress=not args.no_progress)
+    seconds = time.perf_counter() - started
+    dtype, _ = itemsize_for(tok, args.dtype)
+    print(f"wrote {count:,} tokens ({dtype}) to {args.output} in {seconds:.2f} s")
     return 0
 
 
@@ -135,42 +168,6 @@ def _show_learned(tok: Tokenizer, count: int, heldout: list[str | bytes]) -> Non
 
 def _printable(data: bytes) -> str:
     return data.decode("utf-8", "backslashreplace").replace("\n", "\\n").replace("\t", "\\t")
-
-
-def _read_inputs(specs: list[str], text_column: str, per: str) -> Iterator[str | bytes]:
-    for spec in specs:
-        if spec == "-":
-            yield from _read_stream(sys.stdin.buffer, per, "<stdin>", text_column, jsonl=False)
-            continue
-        paths = sorted(glob.glob(spec)) if glob.has_magic(spec) else [spec]
-        if not paths:
-            raise FileNotFoundError(f"no file matches {spec!r}")
-        for path in paths:
-            opener = gzip.open if path.endswith(".gz") else open
-            jsonl = path.removesuffix(".gz").endswith((".jsonl", ".ndjson"))
-            with opener(path, "rb") as f:
-                yield from _read_stream(f, per, path, text_column, jsonl=jsonl)
-
-
-def _read_stream(
-    f: io.BufferedIOBase, per: str, name: str, text_column: str, *, jsonl: bool
-) -> Iterator[str | bytes]:
-    if jsonl:
-        for number, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{name}, line {number}: not JSON ({e.msg})") from None
-            if not isinstance(row, dict) or not isinstance(row.get(text_column), str):
-                raise ValueError(f"{name}, line {number}: no {text_column!r} text field")
-            yield row[text_column]
-    elif per == "files":
-        yield f.read()
-    else:
-        # Bytes, not str: every byte reaches training, invalid UTF-8 included.
-        yield from (line for line in f if line)
 
 
 if __name__ == "__main__":

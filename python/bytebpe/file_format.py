@@ -1,15 +1,18 @@
 """The tokenizer file: one self-describing JSON document.
 
     {"format": "bytebpe-tokenizer", "version": 1, "pattern": str,
-     "special_tokens": [[text, id], ...], "merges": [[left, right, token, count], ...],
-     "vocab_size": int, "sha256": hex digest of the fields above}
+     "special_tokens": [[text, id], ...], "tokens": [base64 of each token's bytes, by id],
+     "merges": [[left, right, token, count], ...], "vocab_size": int,
+     "sha256": hex digest of the fields above}
 
-The merge log is the source of truth: token bytes are replayed from it (and checked), so
-the file also keeps each merge's count. The digest catches edits and truncation.
+A trained tokenizer has a merge log; it is the source of truth (replayed and checked
+against "tokens", and it keeps each merge's count). An imported one (tiktoken, Hugging
+Face) has only "tokens". The digest catches edits and truncation.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -27,6 +30,7 @@ def to_state(core: CoreTokenizer) -> dict[str, Any]:
         "version": VERSION,
         "pattern": core.pattern,
         "special_tokens": [list(t) for t in core.special_tokens],
+        "tokens": [base64.b64encode(t).decode("ascii") for t in core.tokens()],
         "merges": [list(m) for m in core.merges()],
         "vocab_size": core.vocab_size,
     }
@@ -42,15 +46,22 @@ def from_state(state: Any, where: str) -> CoreTokenizer:
             f"version {VERSION} (upgrade bytebpe)"
         )
     try:
-        core = CoreTokenizer.from_merges(
-            state["pattern"],
-            [tuple(m) for m in state["merges"]],
-            [tuple(t) for t in state["special_tokens"]],
-        )
-    except (KeyError, TypeError, OverflowError) as e:
+        specials = [tuple(t) for t in state["special_tokens"]]
+        tokens = [base64.b64decode(t, validate=True) for t in state["tokens"]]
+        if state["merges"]:
+            core = CoreTokenizer.from_merges(
+                state["pattern"], [tuple(m) for m in state["merges"]], specials
+            )
+            if core.tokens() != tokens:
+                raise CorruptTokenizerError("its tokens differ from what its merges make")
+        else:
+            core = CoreTokenizer.from_ranks(
+                state["pattern"], [(t, i) for i, t in enumerate(tokens)], specials
+            )
+    except (KeyError, TypeError, ValueError, OverflowError) as e:
+        if isinstance(e, CorruptTokenizerError):
+            raise CorruptTokenizerError(f"{where}: {e}") from None
         raise CorruptTokenizerError(f"{where} has a malformed field: {e!r}") from None
-    except CorruptTokenizerError as e:
-        raise CorruptTokenizerError(f"{where}: {e}") from None
     if core.vocab_size != state.get("vocab_size"):
         raise CorruptTokenizerError(
             f"{where} says vocab_size={state.get('vocab_size')!r} but its merges give "

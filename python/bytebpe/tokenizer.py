@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
@@ -10,7 +11,7 @@ from bytebpe import _bytebpe, file_format, training
 from bytebpe._bytebpe import UnknownTokenError
 from bytebpe.training import TrainingWarning
 
-__all__ = ["Merge", "Tokenizer", "TrainingWarning"]
+__all__ = ["Merge", "StreamingDecoder", "Tokenizer", "TrainingWarning"]
 
 BUILTIN_PATTERNS = ("gpt2", "cl100k", "o200k")
 
@@ -138,6 +139,15 @@ class Tokenizer:
     def token_bytes(self, token: int) -> bytes:
         return self._core.token_bytes(_check_id(token, 0))
 
+    def verify(self) -> list[str]:
+        """Checks the vocabulary's invariants; returns the problems (empty when sound).
+
+        Always true by construction: all 256 bytes are tokens, no byte string twice, ids
+        contiguous. Checked here: every token is reachable (encoding its own bytes by
+        merge rank, without the whole-piece shortcut, gives exactly that token).
+        """
+        return self._core.verify()
+
     # ==================== Encoding
 
     def encode(
@@ -195,10 +205,38 @@ class Tokenizer:
             training.check_config(256, (), 1, num_threads)
         return _call(self._core.encode_ordinary_batch, texts, num_threads)
 
+    def encode_batch_numpy(
+        self,
+        texts: Sequence[str | bytes],
+        *,
+        dtype: Any = None,
+        eot: str | int | None = None,
+        num_threads: int | None = None,
+    ) -> tuple[Any, Any]:
+        """Encodes many texts (or bytes) into one flat NumPy array plus int64 offsets:
+        document `i` is `tokens[offsets[i]:offsets[i + 1]]`. No Python lists are built.
+
+        `dtype` defaults to uint16 when every id fits, else uint32; `eot` (a special
+        token or id) is appended after every document.
+        """
+        import numpy as np
+
+        from bytebpe import encode_file
+
+        name, itemsize = encode_file.itemsize_for(self, dtype)
+        eot_token = encode_file.eot_id(self, eot)
+        docs = list(training.iter_documents(texts, "text", len(texts) or 1))
+        try:
+            flat, offsets = self._core.encode_batch_flat(docs, itemsize, eot_token, num_threads)
+        except UnicodeEncodeError:
+            raise training.surrogate_error(docs, 0) from None
+        return np.frombuffer(flat, dtype=name), np.frombuffer(offsets, dtype=np.int64)
+
     # ==================== Decoding
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         """The bytes of `tokens` (special tokens give their text)."""
+        tokens = _as_token_list(tokens)
         try:
             return self._core.decode_bytes(tokens)
         except (TypeError, OverflowError):
@@ -206,14 +244,88 @@ class Tokenizer:
                 _check_id(token, position)
             raise
 
+    def decode_batch(
+        self,
+        batch: Sequence[Sequence[int]],
+        *,
+        errors: Literal["strict", "replace", "ignore"] = "strict",
+        num_threads: int | None = None,
+    ) -> list[str]:
+        """Decodes many token lists in parallel."""
+        _check_errors(errors)
+        lists = [_as_token_list(tokens) for tokens in batch]
+        try:
+            decoded = self._core.decode_bytes_batch(lists, num_threads)
+        except (TypeError, OverflowError):
+            for tokens in lists:
+                self.decode_bytes(tokens)
+            raise
+        return [data.decode("utf-8", errors) for data in decoded]
+
+    def decoder(self, errors: Literal["strict", "replace", "ignore"] = "strict") -> StreamingDecoder:
+        """A decoder for token-by-token generation: `feed(ids)` returns only complete
+        characters, `flush()` the rest, so a character split across tokens is never
+        garbled."""
+        _check_errors(errors)
+        return StreamingDecoder(self, errors)
+
     def decode(
         self, tokens: Sequence[int], errors: Literal["strict", "replace", "ignore"] = "strict"
     ) -> str:
         """The text of `tokens`. Bytes that are not valid UTF-8 raise by default
         (`errors="strict"`); "replace" puts U+FFFD in their place, "ignore" drops them."""
-        if errors not in ("strict", "replace", "ignore"):
-            raise ValueError(f"errors={errors!r}; choose 'strict', 'replace' or 'ignore'")
+        _check_errors(errors)
         return self.decode_bytes(tokens).decode("utf-8", errors)
+
+    # ==================== Interop
+
+    def to_tiktoken(self, name: str = "bytebpe") -> Any:
+        """A `tiktoken.Encoding` with identical ids (needs tiktoken installed)."""
+        from bytebpe import tiktoken_format
+
+        return tiktoken_format.to_tiktoken(self, name)
+
+    def save_tiktoken(self, path: str | os.PathLike[str]) -> None:
+        """Writes the `.tiktoken` ranks file plus a `<path>.json` sidecar holding what the
+        format cannot (pattern, special tokens) and the ranks file's hash."""
+        from bytebpe import tiktoken_format
+
+        tiktoken_format.save_tiktoken(self, path)
+
+    @classmethod
+    def from_tiktoken(
+        cls,
+        source: Any,
+        *,
+        pattern: str | None = None,
+        special_tokens: Mapping[str, int] | None = None,
+    ) -> Tokenizer:
+        """From a `tiktoken.Encoding`, or a `.tiktoken` ranks file (its sidecar gives
+        the pattern and special tokens; else pass them)."""
+        from bytebpe import tiktoken_format
+
+        return cls(tiktoken_format.from_tiktoken(source, pattern, special_tokens))
+
+    def to_huggingface(self) -> Any:
+        """A `tokenizers.Tokenizer` with identical ids (needs tokenizers installed)."""
+        from bytebpe import huggingface_format
+
+        return huggingface_format.to_huggingface(self)
+
+    def save_huggingface(self, path: str | os.PathLike[str]) -> None:
+        """Writes a `tokenizer.json` (also loadable by transformers'
+        `PreTrainedTokenizerFast(tokenizer_file=...)`)."""
+        from bytebpe import huggingface_format
+
+        huggingface_format.save_huggingface(self, path)
+
+    @classmethod
+    def from_huggingface(cls, source: Any) -> Tokenizer:
+        """From a byte-level BPE `tokenizer.json` path, its JSON text, or a
+        `tokenizers.Tokenizer`."""
+        from bytebpe import huggingface_format
+
+        return cls(huggingface_format.from_huggingface(source))
 
     # ==================== Saving and loading
 
@@ -248,6 +360,25 @@ class Tokenizer:
         )
 
 
+class StreamingDecoder:
+    """Incremental decoding for generation; see `Tokenizer.decoder`."""
+
+    def __init__(self, tokenizer: Tokenizer, errors: str) -> None:
+        self._tokenizer = tokenizer
+        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
+
+    def feed(self, tokens: int | Sequence[int]) -> str:
+        """Adds tokens; returns the text of every character they complete."""
+        if isinstance(tokens, int):
+            tokens = [tokens]
+        return self._utf8.decode(self._tokenizer.decode_bytes(tokens))
+
+    def flush(self) -> str:
+        """Ends the stream: returns what is left (an incomplete character raises under
+        "strict", becomes U+FFFD under "replace", disappears under "ignore")."""
+        return self._utf8.decode(b"", final=True)
+
+
 def _from_state(state: dict[str, Any]) -> Tokenizer:
     return Tokenizer(file_format.from_state(state, "pickled tokenizer"))
 
@@ -270,6 +401,21 @@ def _check_text(text: object, name: str = "text") -> None:
             "encode text.encode('utf-8', 'surrogatepass') with encode_bytes to keep it "
             "reversibly"
         ) from None
+
+
+def _check_errors(errors: object) -> None:
+    if errors not in ("strict", "replace", "ignore"):
+        raise ValueError(f"errors={errors!r}; choose 'strict', 'replace' or 'ignore'")
+
+
+def _as_token_list(tokens: Any) -> Any:
+    """NumPy integer arrays become lists; other arrays are refused by dtype."""
+    dtype = getattr(tokens, "dtype", None)
+    if dtype is not None and hasattr(tokens, "tolist"):
+        if dtype.kind not in "iu":
+            raise TypeError(f"token arrays must have an integer dtype, not {dtype}")
+        return tokens.tolist()
+    return tokens
 
 
 def _check_id(token: object, position: int) -> int:

@@ -138,6 +138,40 @@ def _dataset_documents(dataset: Any, text_column: str, buffer_size: int) -> Iter
         yield from _row_documents(batch, text_column, f"dataset batch {b}")
 
 
+def batches(
+    documents: Iterator[str | bytes], buffer_size: int
+) -> Iterator[tuple[int, list[str | bytes]]]:
+    """Groups documents into (index of the first, batch) of at most `buffer_size`
+    documents or about BATCH_BYTES bytes."""
+    batch: list[str | bytes] = []
+    batch_bytes = 0
+    first = 0
+    for doc in documents:
+        batch.append(doc)
+        batch_bytes += len(doc)
+        if len(batch) >= buffer_size or batch_bytes >= BATCH_BYTES:
+            yield first, batch
+            first += len(batch)
+            batch, batch_bytes = [], 0
+    if batch:
+        yield first, batch
+
+
+def surrogate_error(batch: list[str | bytes], first: int) -> ValueError:
+    """The error for the first document of `batch` with a lone surrogate."""
+    for i, doc in enumerate(batch):
+        if isinstance(doc, str):
+            try:
+                doc.encode("utf-8")
+            except UnicodeEncodeError as e:
+                return ValueError(
+                    f"document {first + i} contains a lone surrogate at character {e.start}, "
+                    "which is not valid text; pass doc.encode('utf-8', 'surrogatepass') "
+                    "to keep it reversibly, or clean the text"
+                )
+    return ValueError("a document contains a lone surrogate")
+
+
 def count_documents(
     counter: _bytebpe.WordCounter,
     documents: Iterator[str | bytes],
@@ -149,27 +183,12 @@ def count_documents(
     """Counts `documents` in batches, updating a progress bar per batch."""
     started = time.perf_counter()
     with ProgressBar(progress, desc="counting", unit="doc", total=total) as bar:
-        batch: list[str | bytes] = []
-        batch_bytes = 0
-        first = 0
-
-        def flush() -> None:
-            nonlocal batch, batch_bytes, first
+        for first, batch in batches(documents, buffer_size):
             counter.add_batch(batch, first)
-            first += len(batch)
             bar.update(len(batch))
             seconds = max(time.perf_counter() - started, 1e-9)
             mb = counter.bytes / 1e6
             bar.set_postfix_str(f"{mb:,.1f} MB, {mb / seconds:,.1f} MB/s")
-            batch, batch_bytes = [], 0
-
-        for doc in documents:
-            batch.append(doc)
-            batch_bytes += len(doc)
-            if len(batch) >= buffer_size or batch_bytes >= BATCH_BYTES:
-                flush()
-        if batch:
-            flush()
 
 
 def merge(

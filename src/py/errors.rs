@@ -40,10 +40,7 @@ pub fn to_py(err: Error) -> PyErr {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("PatternError", py.get_type::<PatternError>())?;
-    m.add(
-        "CorruptTokenizerError",
-        py.get_type::<CorruptTokenizerError>(),
-    )?;
+    m.add("CorruptTokenizerError", py.get_type::<CorruptTokenizerError>())?;
     m.add("UnknownTokenError", py.get_type::<UnknownTokenError>())?;
     Ok(())
 }

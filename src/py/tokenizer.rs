@@ -3,14 +3,17 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use super::trainer::{held_document, HeldDocument};
 
 use super::enter::detached_quiet;
 use super::errors::to_py;
 use crate::pretokenize::Pattern;
-use crate::train::MergeRecord;
+use crate::train::{Document, MergeRecord};
 use crate::vocab::Vocab;
 use crate::{Rank, Tokenizer};
 
@@ -36,20 +39,40 @@ impl CoreTokenizer {
         detached_quiet(py, move || {
             let merges = merges
                 .into_iter()
-                .map(|(left, right, token, count)| MergeRecord {
-                    left,
-                    right,
-                    token,
-                    count,
-                })
+                .map(|(left, right, token, count)| MergeRecord { left, right, token, count })
                 .collect();
             let vocab = Vocab::from_merges(merges)?;
             let tokenizer =
                 Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
-            Ok(Self {
-                inner: Arc::new(tokenizer),
-            })
+            Ok(Self { inner: Arc::new(tokenizer) })
         })
+    }
+
+    /// Builds a tokenizer from token bytes and ids (tiktoken's mergeable ranks).
+    #[staticmethod]
+    fn from_ranks(
+        py: Python<'_>,
+        pattern: &str,
+        ranks: Vec<(Vec<u8>, Rank)>,
+        special_tokens: Vec<(String, Rank)>,
+    ) -> PyResult<Self> {
+        let pattern = pattern.to_owned();
+        detached_quiet(py, move || {
+            let vocab = Vocab::from_ranks(ranks)?;
+            let tokenizer =
+                Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
+            Ok(Self { inner: Arc::new(tokenizer) })
+        })
+    }
+
+    /// Mergeable token bytes in id order.
+    fn tokens<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
+        self.inner.vocab().tokens().iter().map(|t| PyBytes::new(py, t)).collect()
+    }
+
+    #[pyo3(signature = (num_threads=None))]
+    fn verify(&self, py: Python<'_>, num_threads: Option<usize>) -> Vec<String> {
+        py.detach(|| self.inner.verify(num_threads))
     }
 
     #[getter]
@@ -74,10 +97,7 @@ impl CoreTokenizer {
 
     fn merges(&self) -> Vec<MergeTuple> {
         let merges = self.inner.vocab().merges();
-        merges
-            .iter()
-            .map(|m| (m.left, m.right, m.token, m.count))
-            .collect()
+        merges.iter().map(|m| (m.left, m.right, m.token, m.count)).collect()
     }
 
     fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -125,6 +145,67 @@ impl CoreTokenizer {
             let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
             self.inner.encode_ordinary_batch(&texts, num_threads)
         })
+    }
+
+    /// Encodes `str`/`bytes` documents into one flat array of `itemsize`-byte tokens and
+    /// `len + 1` int64 offsets, both as raw native-endian bytes (for `numpy.frombuffer`).
+    #[pyo3(signature = (docs, itemsize, eot=None, num_threads=None))]
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        docs: &Bound<'py, PyList>,
+        itemsize: usize,
+        eot: Option<Rank>,
+        num_threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let held = docs.iter().map(|d| held_document(&d)).collect::<PyResult<Vec<_>>>()?;
+        let (tokens, offsets) = detached_quiet(py, || {
+            let docs: Vec<Document<'_>> = held.iter().map(HeldDocument::document).collect();
+            self.inner.encode_ordinary_batch_flat(&docs, eot, num_threads)
+        })?;
+        let limit = if itemsize == 2 { u16::MAX as Rank } else { Rank::MAX };
+        if itemsize != 2 && itemsize != 4 || tokens.iter().any(|&t| t > limit) {
+            return Err(PyValueError::new_err(format!(
+                "token ids up to {} do not fit {itemsize}-byte integers",
+                self.inner.vocab_size() - 1
+            )));
+        }
+        let token_bytes = PyBytes::new_with(py, tokens.len() * itemsize, |buf| {
+            for (chunk, &t) in buf.chunks_exact_mut(itemsize).zip(&tokens) {
+                if itemsize == 2 {
+                    chunk.copy_from_slice(&(t as u16).to_ne_bytes());
+                } else {
+                    chunk.copy_from_slice(&t.to_ne_bytes());
+                }
+            }
+            Ok(())
+        })?;
+        let offset_bytes = PyBytes::new_with(py, offsets.len() * 8, |buf| {
+            for (chunk, &o) in buf.chunks_exact_mut(8).zip(&offsets) {
+                chunk.copy_from_slice(&(o as i64).to_ne_bytes());
+            }
+            Ok(())
+        })?;
+        Ok((token_bytes, offset_bytes))
+    }
+
+    #[pyo3(signature = (batch, num_threads=None))]
+    fn decode_bytes_batch<'py>(
+        &self,
+        py: Python<'py>,
+        batch: Vec<Vec<Rank>>,
+        num_threads: Option<usize>,
+    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        let decoded = detached_quiet(py, || {
+            crate::parallel::pool(num_threads).install(|| {
+                use rayon::prelude::*;
+                batch
+                    .par_iter()
+                    .map(|ids| self.inner.decode_bytes(ids))
+                    .collect::<crate::Result<Vec<_>>>()
+            })
+        })?;
+        Ok(decoded.iter().map(|b| PyBytes::new(py, b)).collect())
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {

@@ -15,24 +15,26 @@ use crate::special::SpecialTokens;
 use crate::train::{self, Document, TrainConfig};
 
 /// A document kept alive as a Python object while the GIL is released.
-enum Held {
+pub(super) enum HeldDocument {
     Text(PyBackedStr),
     Bytes(PyBackedBytes),
 }
 
-impl Held {
-    fn document(&self) -> Document<'_> {
+impl HeldDocument {
+    pub(super) fn document(&self) -> Document<'_> {
         match self {
-            Held::Text(s) => Document {
-                data: s.as_bytes(),
-                is_text: true,
-            },
-            Held::Bytes(b) => Document {
-                data: b,
-                is_text: false,
-            },
+            HeldDocument::Text(s) => Document { data: s.as_bytes(), is_text: true },
+            HeldDocument::Bytes(b) => Document { data: b, is_text: false },
         }
     }
+}
+
+/// Holds a `str` (valid UTF-8 only) or `bytes`/`bytearray` document.
+pub(super) fn held_document(item: &Bound<'_, PyAny>) -> PyResult<HeldDocument> {
+    if let Ok(text) = item.cast::<PyString>() {
+        return Ok(HeldDocument::Text(PyBackedStr::try_from(text.clone())?));
+    }
+    Ok(HeldDocument::Bytes(item.extract()?))
 }
 
 #[pyclass(module = "bytebpe._bytebpe")]
@@ -46,9 +48,7 @@ pub struct WordCounter {
 
 impl WordCounter {
     fn counter(&mut self) -> PyResult<&mut train::WordCounter> {
-        self.inner
-            .as_mut()
-            .ok_or_else(|| PyValueError::new_err("this counter already trained"))
+        self.inner.as_mut().ok_or_else(|| PyValueError::new_err("this counter already trained"))
     }
 }
 
@@ -87,7 +87,7 @@ impl WordCounter {
         let threads = self.threads;
         let counter = self.counter()?;
         detached_quiet(py, move || {
-            let docs: Vec<Document<'_>> = held.iter().map(Held::document).collect();
+            let docs: Vec<Document<'_>> = held.iter().map(HeldDocument::document).collect();
             counter.add_documents(&docs, first_index, threads)
         })
     }
@@ -126,36 +126,28 @@ impl WordCounter {
         min_frequency: u64,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<CoreTokenizer> {
-        let config = TrainConfig {
-            vocab_size,
-            min_frequency,
-        };
+        let config = TrainConfig { vocab_size, min_frequency };
         let specials = self.counter()?.specials().len();
         config.validate(specials).map_err(to_py)?;
         let counter = self.inner.take().expect("checked above");
-        let tokenizer = detached(py, progress.as_ref(), move |observe| {
-            train::train(counter, config, observe)
-        })?;
-        Ok(CoreTokenizer {
-            inner: Arc::new(tokenizer),
-        })
+        let tokenizer =
+            detached(py, progress.as_ref(), move |observe| train::train(counter, config, observe))?;
+        Ok(CoreTokenizer { inner: Arc::new(tokenizer) })
     }
 }
 
 impl WordCounter {
-    fn hold(&self, item: &Bound<'_, PyAny>, index: u64) -> PyResult<Held> {
+    fn hold(&self, item: &Bound<'_, PyAny>, index: u64) -> PyResult<HeldDocument> {
         if let Ok(text) = item.cast::<PyString>() {
             return match PyBackedStr::try_from(text.clone()) {
-                Ok(text) => Ok(Held::Text(text)),
+                Ok(text) => Ok(HeldDocument::Text(text)),
                 Err(_) if self.surrogatepass => {
                     let bytes = item.call_method1("encode", ("utf-8", "surrogatepass"))?;
-                    Ok(Held::Bytes(bytes.extract()?))
+                    Ok(HeldDocument::Bytes(bytes.extract()?))
                 }
                 Err(err) => {
                     let start = err.value(item.py()).getattr("start").ok();
-                    let at = start
-                        .map(|s| format!(" at character {s}"))
-                        .unwrap_or_default();
+                    let at = start.map(|s| format!(" at character {s}")).unwrap_or_default();
                     Err(PyValueError::new_err(format!(
                         "document {index} contains a lone surrogate{at}, which is not valid \
                          text; pass surrogates=\"surrogatepass\" to keep it reversibly, or \
@@ -165,7 +157,7 @@ impl WordCounter {
             };
         }
         if item.is_instance_of::<PyBytes>() || item.is_instance_of::<pyo3::types::PyByteArray>() {
-            return Ok(Held::Bytes(item.extract()?));
+            return Ok(HeldDocument::Bytes(item.extract()?));
         }
         Err(PyTypeError::new_err(format!(
             "document {index} is {}, expected str or bytes",

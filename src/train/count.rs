@@ -34,13 +34,7 @@ pub struct WordCounter {
 
 impl WordCounter {
     pub fn new(pattern: Pattern, specials: SpecialTokens) -> Self {
-        Self {
-            pattern,
-            specials,
-            counts: WordCounts::new(),
-            documents: 0,
-            bytes: 0,
-        }
+        Self { pattern, specials, counts: WordCounts::new(), documents: 0, bytes: 0 }
     }
 
     pub fn pattern(&self) -> &Pattern {
@@ -86,11 +80,10 @@ impl WordCounter {
                 .map(|(c, chunk_docs)| {
                     let mut counts = WordCounts::new();
                     for (i, doc) in chunk_docs.iter().enumerate() {
-                        self.count_document(doc, &mut counts)
-                            .map_err(|e| Error::PatternMatch {
-                                document: first_index + (c * chunk + i) as u64,
-                                message: e.to_string(),
-                            })?;
+                        self.count_document(doc, &mut counts).map_err(|e| Error::PatternMatch {
+                            document: first_index + (c * chunk + i) as u64,
+                            message: e.to_string(),
+                        })?;
                     }
                     Ok(counts)
                 })

@@ -114,12 +114,7 @@ pub fn train(
         let (token, is_new) = merger.token_for(pair);
         merger.merge(pair, token)?;
         created += usize::from(is_new);
-        merges.push(MergeRecord {
-            left: pair.0,
-            right: pair.1,
-            token,
-            count,
-        });
+        merges.push(MergeRecord { left: pair.0, right: pair.1, token, count });
         if last_report.elapsed() >= REPORT_EVERY {
             observe(created)?;
             last_report = Instant::now();
@@ -133,11 +128,7 @@ pub fn train(
 impl Merger {
     fn new(words: Vec<(Vec<u8>, u64)>) -> Self {
         let tokens: Vec<Rc<[u8]>> = (0..=255u8).map(|b| Rc::from(&[b][..])).collect();
-        let ids = tokens
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.clone(), i as Rank))
-            .collect();
+        let ids = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as Rank)).collect();
         let (words, word_counts) = words
             .into_iter()
             .map(|(bytes, n)| (bytes.into_iter().map(Rank::from).collect(), n))
@@ -180,12 +171,7 @@ impl Merger {
     fn push(&mut self, pair: Pair, count: u64) {
         let left = self.tokens[pair.0 as usize].clone();
         let right = self.tokens[pair.1 as usize].clone();
-        self.heap.push(Candidate {
-            count,
-            pair,
-            left,
-            right,
-        });
+        self.heap.push(Candidate { count, pair, left, right });
     }
 
     /// The pair to merge next and its count.
@@ -239,12 +225,7 @@ impl Merger {
             // Pairs that lost a side to the merge disappear...
             for j in 0..old.len() - 1 {
                 if consumed[j] || consumed[j + 1] {
-                    sub_count(
-                        &mut self.pair_counts,
-                        &mut self.pair_words,
-                        (old[j], old[j + 1]),
-                        n,
-                    );
+                    sub_count(&mut self.pair_counts, &mut self.pair_words, (old[j], old[j + 1]), n);
                 }
             }
             // ...and pairs touching a new token appear.
@@ -326,9 +307,7 @@ fn sub_count(
     pair: Pair,
     n: u64,
 ) {
-    let slot = counts
-        .get_mut(&pair)
-        .expect("a pair present in a word has a count");
+    let slot = counts.get_mut(&pair).expect("a pair present in a word has a count");
     *slot -= n;
     if *slot == 0 {
         counts.remove(&pair);

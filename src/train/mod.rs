@@ -31,9 +31,7 @@ impl TrainConfig {
             )));
         }
         if self.min_frequency == 0 {
-            return Err(Error::InvalidConfig(
-                "min_frequency must be at least 1".into(),
-            ));
+            return Err(Error::InvalidConfig("min_frequency must be at least 1".into()));
         }
         if self.vocab_size > u32::MAX as usize {
             return Err(Error::InvalidConfig(format!(
@@ -41,10 +39,7 @@ impl TrainConfig {
                 self.vocab_size
             )));
         }
-        Ok(StopRule {
-            new_tokens: self.vocab_size - floor,
-            min_frequency: self.min_frequency,
-        })
+        Ok(StopRule { new_tokens: self.vocab_size - floor, min_frequency: self.min_frequency })
     }
 }
 
@@ -55,12 +50,8 @@ pub fn train(
     config: TrainConfig,
     observe: &mut Observer<'_>,
 ) -> Result<Tokenizer> {
-    let special_texts: Vec<String> = counter
-        .specials()
-        .tokens()
-        .iter()
-        .map(|(t, _)| t.clone())
-        .collect();
+    let special_texts: Vec<String> =
+        counter.specials().tokens().iter().map(|(t, _)| t.clone()).collect();
     let stop = config.validate(special_texts.len())?;
     let pattern = counter.pattern().clone();
     let (tokens, merges) = merge::train(counter.into_words(), stop, observe)?;

@@ -116,9 +116,7 @@ pub fn for_each_utf8_run<'t, E>(
                 let valid = e.valid_up_to();
                 if valid > 0 {
                     // SAFETY: from_utf8 just checked that data[..valid] is UTF-8.
-                    visit(Utf8Run::Text(unsafe {
-                        std::str::from_utf8_unchecked(&data[..valid])
-                    }))?;
+                    visit(Utf8Run::Text(unsafe { std::str::from_utf8_unchecked(&data[..valid]) }))?;
                 }
                 // None: an incomplete sequence at the very end; all of it is invalid.
                 let bad = e.error_len().unwrap_or(data.len() - valid);
@@ -137,17 +135,15 @@ mod tests {
     fn pieces(pattern: &str, data: &[u8]) -> Vec<Vec<u8>> {
         let p = Pattern::new(pattern).unwrap();
         let mut out = Vec::new();
-        p.split_bytes(data, |piece| out.push(piece.to_vec()))
-            .unwrap();
+        p.split_bytes(data, |piece| out.push(piece.to_vec())).unwrap();
         out
     }
 
     #[test]
     fn cl100k_splits_like_tiktoken() {
         let got = pieces("cl100k", b"Hello world's 12345  \n\n  x");
-        let want: Vec<&[u8]> = vec![
-            b"Hello", b" world", b"'s", b" ", b"123", b"45", b"  \n\n", b" ", b" x",
-        ];
+        let want: Vec<&[u8]> =
+            vec![b"Hello", b" world", b"'s", b" ", b"123", b"45", b"  \n\n", b" ", b" x"];
         assert_eq!(got, want.iter().map(|p| p.to_vec()).collect::<Vec<_>>());
     }
 

@@ -1,0 +1,159 @@
+"""Encoding and decoding in every form a data pipeline needs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bytebpe
+from bytebpe import Tokenizer, encode_to_file
+from bytebpe.cli import main
+from bytebpe.sample import sample_documents
+
+HELDOUT = sample_documents(split="heldout")[:30]
+
+
+@pytest.fixture(scope="module")
+def tok():
+    return Tokenizer.train_from_iterator(
+        sample_documents()[:300], 2000, special_tokens=["<|endoftext|>"], progress=False
+    )
+
+
+def test_encode_batch_numpy_matches_lists(tok):
+    tokens, offsets = tok.encode_batch_numpy(HELDOUT)
+    assert tokens.dtype == np.uint16 and offsets.dtype == np.int64
+    assert len(offsets) == len(HELDOUT) + 1 and offsets[0] == 0 and offsets[-1] == len(tokens)
+    for i, doc in enumerate(HELDOUT):
+        assert tokens[offsets[i] : offsets[i + 1]].tolist() == tok.encode_ordinary(doc)
+    wide, _ = tok.encode_batch_numpy(HELDOUT, dtype="uint32", num_threads=1)
+    assert wide.dtype == np.uint32 and wide.tolist() == tokens.tolist()
+
+
+def test_encode_batch_numpy_eot_and_bytes(tok):
+    eot = tok.special_tokens["<|endoftext|>"]
+    tokens, offsets = tok.encode_batch_numpy(["ab", b"\xffcd"], eot="<|endoftext|>")
+    assert tokens[offsets[1] - 1] == eot and tokens[-1] == eot
+    assert tok.decode_bytes(tokens[offsets[1] : offsets[2] - 1]) == b"\xffcd"
+
+
+def test_numpy_bad_inputs(tok):
+    with pytest.raises(ValueError, match="dtype='int8'"):
+        tok.encode_batch_numpy(["a"], dtype="int8")
+    with pytest.raises(ValueError, match="eot='<nope>' is not a special token"):
+        tok.encode_batch_numpy(["a"], eot="<nope>")
+    with pytest.raises(ValueError, match="document 1 contains a lone surrogate at character 1"):
+        tok.encode_batch_numpy(["a", "b\ud800"])
+    with pytest.raises(TypeError, match="integer dtype, not float64"):
+        tok.decode(np.array([1.0, 2.0]))
+    assert tok.decode(np.array(tok.encode("hi there"), dtype=np.uint16)) == "hi there"
+
+
+def test_uint16_refused_for_large_vocabularies():
+    words = {f"w{i:06d}": 2 for i in range(70_000)}
+    big = Tokenizer.train_from_counts(words, 66_000, progress=False, min_frequency=1)
+    assert big.vocab_size == 66_000
+    with pytest.raises(ValueError, match="uint16 cannot hold ids up to 65999"):
+        big.encode_batch_numpy(["w1"], dtype="uint16")
+    assert big.encode_batch_numpy(["w000001"])[0].dtype == np.uint32
+
+
+def test_encode_to_file_memmap(tok, tmp_path):
+    path = tmp_path / "train.bin"
+    n = encode_to_file(tok, HELDOUT, path, eot="<|endoftext|>", progress=False, batch_size=7)
+    data = np.memmap(path, dtype=np.uint16, mode="r")
+    assert len(data) == n
+    expected = []
+    for doc in HELDOUT:
+        expected += tok.encode_ordinary(doc) + [tok.special_tokens["<|endoftext|>"]]
+    assert data.tolist() == expected
+
+
+def test_encode_to_file_errors_leave_no_file(tok, tmp_path):
+    path = tmp_path / "bad.bin"
+    with pytest.raises(TypeError, match="item 1 of the training data is int"):
+        encode_to_file(tok, ["ok", 5], path, progress=False)
+    assert not path.exists() and not list(tmp_path.iterdir())
+
+
+def test_cli_encode(tok, tmp_path, capsys):
+    tok_path = tmp_path / "tok.json"
+    tok.save(tok_path)
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes(b"line one\nline \xff two\n")
+    out = tmp_path / "c.bin"
+    assert main(["encode", str(corpus), "-t", str(tok_path), "-o", str(out),
+                 "--eot", "<|endoftext|>", "--no-progress"]) == 0
+    assert "tokens (uint16)" in capsys.readouterr().out
+    ids = np.fromfile(out, dtype=np.uint16).tolist()
+    eot = tok.special_tokens["<|endoftext|>"]
+    assert tok.decode_bytes([t for t in ids if t != eot]) == corpus.read_bytes()
+    assert ids.count(eot) == 2
+
+
+def test_streaming_decoder_never_garbles(tok):
+    text = "héllo 世界 😀 👩‍👩‍👧 done"
+    data = text.encode()
+    # Single-byte ids split every multi-byte character across tokens.
+    dec = tok.decoder()
+    out = "".join(dec.feed(b) for b in data) + dec.flush()
+    assert out == text
+    dec = tok.decoder()
+    parts = [dec.feed(b) for b in data[:8]]
+    assert "".join(parts) == "héllo " and parts[1:3] == ["", "é"]  # é waits for byte 2
+
+
+def test_streaming_decoder_errors(tok):
+    dec = tok.decoder()
+    assert dec.feed([0xE4, 0xB8]) == ""
+    with pytest.raises(UnicodeDecodeError):
+        dec.flush()
+    dec = tok.decoder(errors="replace")
+    assert dec.feed([0xE4, 0xB8]) + dec.flush() == "\ufffd"
+    with pytest.raises(bytebpe.UnknownTokenError, match="id 99999 at position 0"):
+        tok.decoder().feed(99999)
+
+
+def test_decode_batch(tok):
+    batch = [tok.encode_ordinary(d) for d in HELDOUT]
+    assert tok.decode_batch(batch, num_threads=2) == HELDOUT
+    with pytest.raises(bytebpe.UnknownTokenError, match="id 70000 at position 1"):
+        tok.decode_batch([[1], [2, 70000]])
+
+
+def test_verify_reports_nothing_for_trained(tok):
+    assert tok.verify() == []
+
+
+def test_verify_reports_unreachable_tokens():
+    ranks = [(bytes([b]), b) for b in range(256)] + [(b"abc", 256)]
+    core = bytebpe._bytebpe.CoreTokenizer.from_ranks("cl100k", ranks, [])
+    problems = Tokenizer(core).verify()
+    assert problems == ['token 256 ("abc") is unreachable: its bytes encode as [97, 98, 99]']
+
+
+@pytest.mark.parametrize("text", ["a" * 1_000_000, "^" * 1_000_000, "1" * 1_000_000, "ab" * 500_000])
+def test_worst_cases_round_trip(tok, text):
+    assert tok.decode(tok.encode_ordinary(text)) == text
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.binary(max_size=300))
+def test_bytes_round_trip(tok, data):
+    assert tok.decode_bytes(tok.encode_bytes(data)) == data
+
+
+FRAGMENTS = ["\r\n", "  ", "\t", "😀", "👩‍👩‍👧", "e\u0301", "'s", "1234", "\n\n", " " * 40]
+TEXT = st.lists(
+    st.one_of(st.text(st.characters(codec="utf-8"), max_size=20), st.sampled_from(FRAGMENTS)),
+    max_size=20,
+).map("".join)
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(TEXT)
+def test_text_round_trip(tok, text):
+    assert tok.decode(tok.encode(text, disallowed_special=())) == text
+    assert tok.decode(tok.encode_ordinary(text)) == text
