@@ -139,10 +139,11 @@ def summarize(corpus: str, runs: dict[str, list[dict]], dumps: dict[str, str]):
         m, r0 = med[tool], rs[0]
         walls = [r["wall_s"] for r in rs]
         same = len({r["merges_sha256"] for r in rs}) == 1
+        rebuilt = " (rebuilt during the run!)" if len({r.get("build") for r in rs}) > 1 else ""
         merges = Path(dumps[tool]).read_text().split()
         agree = "ref" if tool == ref else agreement(ref_merges, merges)
         rows.append(
-            f"| {tool} {r0['version']} | {corpus} | {r0['bytes'] / 1e6:.4g} "
+            f"| {tool} {r0['version']}{rebuilt} | {corpus} | {r0['bytes'] / 1e6:.4g} "
             f"| {r0['vocab_out']:,}{'' if same else ' (varies!)'} "
             f"| **{m['wall_s']:.2f}** | {min(walls):.2f}–{max(walls):.2f} | {m['cpu_s']:.1f} "
             f"| {m['rss_loaded_mb']:.0f} | **{m['peak_rss_mb']:.0f}** "
@@ -172,6 +173,7 @@ def main() -> None:
     command = shlex.join(["python", *sys.argv])
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     info = machine()
+    versions = ", ".join(f"{t} {version(t)}" for t in tools)
 
     rows, refs = [], set()
     with tempfile.TemporaryDirectory() as tmp:
@@ -204,7 +206,7 @@ def main() -> None:
         f"- Command: `{command}`",
         f"- Machine: {info}, at end {load}",
         f"- Python {platform.python_version()}; "
-        + ", ".join(f"{t} {version(t)}" for t in tools) + f"; threads: {threads}",
+        + versions + f"; threads: {threads}",
         "",
         "| tool | corpus | MB | vocab | wall s (median) | min–max | CPU s | RSS loaded MB "
         f"| peak RSS MB | time × {ref} | RSS × {ref} | merges vs {ref}: same prefix / shared |",

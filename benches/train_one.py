@@ -26,6 +26,7 @@ import gc
 import gzip
 import hashlib
 import json
+import os
 import resource
 import sys
 import time
@@ -143,6 +144,16 @@ def setup(tool: str, vocab_size: int, pattern: str):
     return metadata.version(tool), train
 
 
+def build_stamp(tool: str) -> str | None:
+    """When bytebpe's native module was built (it is a development build that may be
+    rebuilt between runs); None for released tools."""
+    if tool != "bytebpe":
+        return None
+    import bytebpe._bytebpe as native
+
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(os.path.getmtime(native.__file__)))
+
+
 def ranked(ranks) -> list[bytes]:
     """Merged tokens (rank >= 256) in rank order, from a dict or a list of pairs."""
     items = ranks.items() if isinstance(ranks, dict) else ranks
@@ -196,7 +207,8 @@ def main() -> None:
         with open(args.dump_merges, "w") as f:
             f.writelines(m.hex() + "\n" for m in merged)
     print(json.dumps({
-        "tool": args.tool, "version": version, "corpus": args.corpus,
+        "tool": args.tool, "version": version, "build": build_stamp(args.tool),
+        "corpus": args.corpus,
         "docs": len(texts), "bytes": n_bytes, "vocab_size": args.vocab_size,
         "vocab_out": vocab_out, "merges": len(merged), "merges_sha256": digest.hexdigest(),
         "load_s": round(load_s, 3), "wall_s": round(wall_s, 3),

@@ -201,7 +201,8 @@ def merge(
     """Runs the merge loop (GIL released, Ctrl-C aware) and warns when it stops short."""
     empty = counter.distinct_words == 0
     with ProgressBar(progress, desc="merging", unit="merge", total=vocab_size - 256 - n_special) as bar:
-        core = counter.train(vocab_size, min_frequency, bar.update_to if progress else None)
+        report = (lambda created, _merges: bar.update_to(created)) if progress else None
+        core = counter.train(vocab_size, min_frequency, [], report)
     if empty:
         warnings.warn(
             "the training data was empty: the tokenizer has only the 256 byte tokens"

@@ -2,8 +2,22 @@
 //!
 //! Text is split by the pattern; bytes that are not valid UTF-8 become one-byte pieces of
 //! their own; text a custom pattern does not cover becomes pieces too (nothing is dropped).
+//!
+//! The three built-in patterns are split by hand-written, linear-time code (`gpt2.rs`,
+//! `cl100k.rs`, `o200k.rs`, over the classes of `classes.rs`) that gives exactly the
+//! pieces fancy-regex gives; fancy-regex backtracks on them (a few MB/s) and fails on long
+//! runs of spaces. Custom patterns use fancy-regex. `tests/pretokenize_fast.rs` compares
+//! the two paths.
+
+use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
+
+mod cl100k;
+mod classes;
+mod gpt2;
+mod o200k;
+mod scan;
 
 /// tiktoken's r50k_base / gpt2 `pat_str`.
 pub const GPT2: &str =
@@ -32,37 +46,106 @@ pub fn resolve(name_or_regex: &str) -> &str {
     }
 }
 
+/// A built-in pattern with a hand-written splitter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Builtin {
+    Gpt2,
+    Cl100k,
+    O200k,
+}
+
+impl Builtin {
+    /// The built-in whose regex string is exactly `source`.
+    fn of(source: &str) -> Option<Self> {
+        match source {
+            GPT2 => Some(Builtin::Gpt2),
+            CL100K => Some(Builtin::Cl100k),
+            O200K => Some(Builtin::O200k),
+            _ => None,
+        }
+    }
+
+    fn split<'t>(self, text: &'t str, mut emit: impl FnMut(&'t [u8])) {
+        let piece_end = match self {
+            Builtin::Gpt2 => gpt2::piece_end,
+            Builtin::Cl100k => cl100k::piece_end,
+            Builtin::O200k => o200k::piece_end,
+        };
+        let scan = scan::Text::new(text);
+        let mut start = 0;
+        while start < text.len() {
+            let end = piece_end(&scan, start);
+            debug_assert!(end > start && text.is_char_boundary(end));
+            emit(&text.as_bytes()[start..end]);
+            start = end;
+        }
+    }
+}
+
 /// A compiled pre-tokenization pattern.
 #[derive(Debug, Clone)]
 pub struct Pattern {
     /// The regex source, built-in names already resolved.
     source: String,
-    regex: fancy_regex::Regex,
+    /// Set when `source` is one of the built-in regex strings: split by hand.
+    builtin: Option<Builtin>,
+    /// Compiled in `new` for custom patterns (so a bad one is reported there), on first
+    /// use for built-ins (only `split_text_with_regex` needs it).
+    regex: OnceLock<fancy_regex::Regex>,
 }
 
 impl Pattern {
     pub fn new(name_or_regex: &str) -> Result<Self> {
         let source = resolve(name_or_regex).to_owned();
-        let regex = fancy_regex::Regex::new(&source).map_err(|e| Error::InvalidPattern {
-            pattern: source.clone(),
-            message: e.to_string(),
-        })?;
-        Ok(Self { source, regex })
+        let builtin = Builtin::of(&source);
+        let regex = OnceLock::new();
+        if builtin.is_none() {
+            let compiled = fancy_regex::Regex::new(&source).map_err(|e| Error::InvalidPattern {
+                pattern: source.clone(),
+                message: e.to_string(),
+            })?;
+            let _ = regex.set(compiled);
+        }
+        Ok(Self { source, builtin, regex })
     }
 
     pub fn as_str(&self) -> &str {
         &self.source
     }
 
+    /// The compiled fancy-regex (built-in regexes are known to compile).
+    fn regex(&self) -> &fancy_regex::Regex {
+        self.regex.get_or_init(|| {
+            fancy_regex::Regex::new(&self.source).expect("built-in patterns compile")
+        })
+    }
+
     /// Calls `emit` with every piece of `text`: each non-empty match, and each maximal run
-    /// of text between matches (only custom patterns leave such gaps).
+    /// of text between matches (only custom patterns leave such gaps). Built-in patterns
+    /// never fail; a custom one fails when fancy-regex hits its limits.
     pub fn split_text<'t>(
+        &self,
+        text: &'t str,
+        emit: impl FnMut(&'t [u8]),
+    ) -> Result<(), fancy_regex::Error> {
+        match self.builtin {
+            Some(builtin) => {
+                builtin.split(text, emit);
+                Ok(())
+            }
+            None => self.split_text_with_regex(text, emit),
+        }
+    }
+
+    /// `split_text` through fancy-regex even for a built-in pattern: the reference the
+    /// hand-written splitters are tested against (and the Python `_split` debug hook).
+    pub fn split_text_with_regex<'t>(
         &self,
         text: &'t str,
         mut emit: impl FnMut(&'t [u8]),
     ) -> Result<(), fancy_regex::Error> {
         let mut covered = 0;
-        for m in self.regex.find_iter(text) {
+        for m in self.regex().find_iter(text) {
             let m = m?;
             if m.start() == m.end() {
                 continue;

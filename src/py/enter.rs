@@ -6,30 +6,29 @@ use pyo3::prelude::*;
 
 use crate::error::{Error, Result};
 
-/// Runs `work` with the GIL released. `work` receives an observer to call now and then
-/// (at least once a second): it re-attaches briefly to deliver Ctrl-C and to call
-/// `progress(done)`. A Python exception raised there (KeyboardInterrupt, or one from the
-/// progress callback) stops the work and is re-raised as is.
-pub fn detached<T, F>(py: Python<'_>, progress: Option<&Py<PyAny>>, work: F) -> PyResult<T>
+/// Runs a closure with the GIL re-acquired, from inside detached work.
+pub type Reattach<'a> = dyn FnMut(&mut dyn FnMut(Python<'_>) -> PyResult<()>) -> Result<()> + 'a;
+
+/// Runs `work` with the GIL released. `work` receives `reattach`, to call now and then
+/// (at least once a second): it takes the GIL briefly, delivers Ctrl-C, then runs the
+/// given closure (progress, callbacks). A Python exception raised there stops the work
+/// and is re-raised as is once the GIL is back.
+pub fn detached<T, F>(py: Python<'_>, work: F) -> PyResult<T>
 where
     T: Send,
-    F: FnOnce(&mut dyn FnMut(usize) -> Result<()>) -> Result<T> + Send,
+    F: FnOnce(&mut Reattach<'_>) -> Result<T> + Send,
 {
     let raised: Mutex<Option<PyErr>> = Mutex::new(None);
     let result = py.detach(|| {
-        let mut observe = |done: usize| -> Result<()> {
+        let mut reattach = |inner: &mut dyn FnMut(Python<'_>) -> PyResult<()>| -> Result<()> {
             Python::attach(|py| {
-                let outcome = py.check_signals().and_then(|()| match progress {
-                    Some(callback) => callback.call1(py, (done,)).map(drop),
-                    None => Ok(()),
-                });
-                outcome.map_err(|e| {
+                py.check_signals().and_then(|()| inner(py)).map_err(|e| {
                     *raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
                     Error::Interrupted
                 })
             })
         };
-        work(&mut observe)
+        work(&mut reattach)
     });
     match result {
         Ok(value) => Ok(value),

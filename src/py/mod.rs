@@ -3,6 +3,7 @@
 
 mod enter;
 mod errors;
+mod pretokenize;
 mod tokenizer;
 mod trainer;
 
@@ -14,6 +15,7 @@ fn _bytebpe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::CoreTokenizer>()?;
     m.add_class::<trainer::WordCounter>()?;
     m.add_function(wrap_pyfunction!(resolve_pattern, m)?)?;
+    m.add_function(wrap_pyfunction!(pretokenize::_split, m)?)?;
     errors::register(m)?;
     Ok(())
 }

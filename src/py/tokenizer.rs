@@ -23,7 +23,16 @@ pub struct CoreTokenizer {
     pub(super) inner: Arc<Tokenizer>,
 }
 
-type MergeTuple = (Rank, Rank, Rank, u64);
+/// A merge record as Python sees it: (left, right, token, count).
+pub(super) type MergeTuple = (Rank, Rank, Rank, u64);
+
+pub(super) fn merge_record((left, right, token, count): MergeTuple) -> MergeRecord {
+    MergeRecord { left, right, token, count }
+}
+
+pub(super) fn merge_tuple(m: &MergeRecord) -> MergeTuple {
+    (m.left, m.right, m.token, m.count)
+}
 
 #[pymethods]
 impl CoreTokenizer {
@@ -37,10 +46,7 @@ impl CoreTokenizer {
     ) -> PyResult<Self> {
         let pattern = pattern.to_owned();
         detached_quiet(py, move || {
-            let merges = merges
-                .into_iter()
-                .map(|(left, right, token, count)| MergeRecord { left, right, token, count })
-                .collect();
+            let merges = merges.into_iter().map(merge_record).collect();
             let vocab = Vocab::from_merges(merges)?;
             let tokenizer =
                 Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
@@ -96,8 +102,7 @@ impl CoreTokenizer {
     }
 
     fn merges(&self) -> Vec<MergeTuple> {
-        let merges = self.inner.vocab().merges();
-        merges.iter().map(|m| (m.left, m.right, m.token, m.count)).collect()
+        self.inner.vocab().merges().iter().map(merge_tuple).collect()
     }
 
     fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {

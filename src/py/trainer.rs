@@ -9,10 +9,10 @@ use pyo3::types::{PyBytes, PyList, PyString};
 
 use super::enter::{detached, detached_quiet};
 use super::errors::to_py;
-use super::tokenizer::CoreTokenizer;
+use super::tokenizer::{merge_record, merge_tuple, CoreTokenizer, MergeTuple};
 use crate::pretokenize::Pattern;
 use crate::special::SpecialTokens;
-use crate::train::{self, Document, TrainConfig};
+use crate::train::{self, Document, MergeRecord, Progress, TrainConfig};
 
 /// A document kept alive as a Python object while the GIL is released.
 pub(super) enum HeldDocument {
@@ -116,22 +116,37 @@ impl WordCounter {
         self.inner.as_ref().map_or(0, |c| c.distinct_words())
     }
 
-    /// Runs the merge loop with the GIL released; `progress(n)` gets the number of new
-    /// tokens so far, and Ctrl-C interrupts within a fraction of a second.
-    #[pyo3(signature = (vocab_size, min_frequency, progress=None))]
+    /// Runs the merge loop with the GIL released. `replay` is the merge log of an earlier
+    /// run on the same words (resuming); `progress(created, new_merges)` is called at
+    /// least every 100 ms with the merges made since the last call, as
+    /// (left, right, token, count) tuples. Ctrl-C interrupts within a fraction of a second.
+    #[pyo3(signature = (vocab_size, min_frequency, replay=Vec::new(), progress=None))]
     fn train(
         &mut self,
         py: Python<'_>,
         vocab_size: usize,
         min_frequency: u64,
+        replay: Vec<MergeTuple>,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<CoreTokenizer> {
         let config = TrainConfig { vocab_size, min_frequency };
         let specials = self.counter()?.specials().len();
         config.validate(specials).map_err(to_py)?;
         let counter = self.inner.take().expect("checked above");
-        let tokenizer =
-            detached(py, progress.as_ref(), move |observe| train::train(counter, config, observe))?;
+        let replay: Vec<MergeRecord> = replay.into_iter().map(merge_record).collect();
+        let tokenizer = detached(py, move |reattach| {
+            let mut observe = |p: Progress<'_>| {
+                reattach(&mut |py| match &progress {
+                    Some(callback) => {
+                        let merges: Vec<MergeTuple> =
+                            p.new_merges.iter().map(merge_tuple).collect();
+                        callback.call1(py, (p.created, merges)).map(drop)
+                    }
+                    None => Ok(()),
+                })
+            };
+            train::train(counter, config, &replay, &mut observe)
+        })?;
         Ok(CoreTokenizer { inner: Arc::new(tokenizer) })
     }
 }

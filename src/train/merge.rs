@@ -39,9 +39,17 @@ pub struct StopRule {
     pub min_frequency: u64,
 }
 
-/// Progress reported to the caller at most every `REPORT_EVERY`; returning an error
-/// (e.g. `Error::Interrupted`) stops training.
-pub type Observer<'a> = dyn FnMut(usize) -> Result<()> + 'a;
+/// What training reports, at most every `REPORT_EVERY` and once at the end.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    /// New tokens created so far (replayed ones included).
+    pub created: usize,
+    /// Merges made since the previous report, in order (never replayed ones).
+    pub new_merges: &'a [MergeRecord],
+}
+
+/// Receives progress; returning an error (e.g. `Error::Interrupted`) stops training.
+pub type Observer<'a> = dyn FnMut(Progress<'_>) -> Result<()> + 'a;
 
 const REPORT_EVERY: Duration = Duration::from_millis(100);
 
@@ -94,15 +102,21 @@ struct Merger {
 }
 
 /// Trains on `words` (bytes, count). Returns the token bytes by id and the merge log.
+///
+/// `replay` is a merge log from an earlier run on the same words (a resumed run): its
+/// merges are recomputed and must match record for record, then training goes on. Only
+/// merges past `replay` are reported as new.
 pub fn train(
     words: Vec<(Vec<u8>, u64)>,
     stop: StopRule,
+    replay: &[MergeRecord],
     observe: &mut Observer<'_>,
 ) -> Result<(Vec<Vec<u8>>, Vec<MergeRecord>)> {
     let mut merger = Merger::new(words);
-    merger.count_pairs(observe)?;
+    merger.count_pairs(&mut |created| observe(Progress { created, new_merges: &[] }))?;
     let mut merges = Vec::new();
     let mut created = 0;
+    let mut reported = replay.len();
     let mut last_report = Instant::now();
     while created < stop.new_tokens {
         let Some((pair, count)) = merger.pop_best() else {
@@ -114,13 +128,32 @@ pub fn train(
         let (token, is_new) = merger.token_for(pair);
         merger.merge(pair, token)?;
         created += usize::from(is_new);
-        merges.push(MergeRecord { left: pair.0, right: pair.1, token, count });
+        let record = MergeRecord { left: pair.0, right: pair.1, token, count };
+        if let Some(expected) = replay.get(merges.len()) {
+            if *expected != record {
+                return Err(Error::Corrupt(format!(
+                    "merge {} of the stored run is {expected:?}, but these words give \
+                     {record:?}: the store belongs to other data or settings",
+                    merges.len()
+                )));
+            }
+        }
+        merges.push(record);
         if last_report.elapsed() >= REPORT_EVERY {
-            observe(created)?;
+            let new_merges = &merges[reported.min(merges.len())..];
+            observe(Progress { created, new_merges })?;
+            reported = reported.max(merges.len());
             last_report = Instant::now();
         }
     }
-    observe(created)?;
+    if merges.len() < replay.len() {
+        return Err(Error::Corrupt(format!(
+            "the stored run has {} merges, but these words stop after {}",
+            replay.len(),
+            merges.len()
+        )));
+    }
+    observe(Progress { created, new_merges: &merges[reported.min(merges.len())..] })?;
     let tokens = merger.tokens.iter().map(|t| t.to_vec()).collect();
     Ok((tokens, merges))
 }
@@ -144,7 +177,7 @@ impl Merger {
         }
     }
 
-    fn count_pairs(&mut self, observe: &mut Observer<'_>) -> Result<()> {
+    fn count_pairs(&mut self, observe: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
         let mut last_report = Instant::now();
         for (w, word) in self.words.iter().enumerate() {
             let n = self.word_counts[w];

@@ -4,7 +4,7 @@ pub mod count;
 pub mod merge;
 
 pub use count::{Document, WordCounter};
-pub use merge::{MergeRecord, Observer, StopRule};
+pub use merge::{MergeRecord, Observer, Progress, StopRule};
 
 use crate::error::{Error, Result};
 use crate::tokenizer::Tokenizer;
@@ -44,17 +44,19 @@ impl TrainConfig {
 }
 
 /// Trains a tokenizer from counted words. Special tokens get the ids after the merged
-/// tokens, in the order the counter was given them.
+/// tokens, in the order the counter was given them. `replay` resumes a stored run (see
+/// [`merge::train`]).
 pub fn train(
     counter: WordCounter,
     config: TrainConfig,
+    replay: &[MergeRecord],
     observe: &mut Observer<'_>,
 ) -> Result<Tokenizer> {
     let special_texts: Vec<String> =
         counter.specials().tokens().iter().map(|(t, _)| t.clone()).collect();
     let stop = config.validate(special_texts.len())?;
     let pattern = counter.pattern().clone();
-    let (tokens, merges) = merge::train(counter.into_words(), stop, observe)?;
+    let (tokens, merges) = merge::train(counter.into_words(), stop, replay, observe)?;
     let vocab = Vocab::from_parts(tokens, merges)?;
     Tokenizer::new(vocab, pattern, special_texts)
 }

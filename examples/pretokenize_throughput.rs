@@ -1,0 +1,72 @@
+//! Single-thread pre-tokenization throughput, hand-written splitters vs fancy-regex, and the
+//! time of the million-character worst cases. Timings are printed, not asserted.
+//!
+//! ```text
+//! cargo run --release --example pretokenize_throughput -- DOCS [PATTERN...]
+//! ```
+//!
+//! DOCS is a file of UTF-8 documents separated by NUL bytes (e.g. the first 20 MB of the
+//! `text` fields of ../shared/corpora/english.jsonl.gz); PATTERN defaults to all three
+//! built-ins. Without DOCS only the worst cases run.
+
+use std::time::Instant;
+
+use bytebpe::pretokenize::Pattern;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let names: Vec<&str> = match args.get(1..) {
+        Some(names) if !names.is_empty() => names.iter().map(String::as_str).collect(),
+        _ => vec!["gpt2", "cl100k", "o200k"],
+    };
+    if let Some(path) = args.first() {
+        let data = std::fs::read(path).expect("read DOCS");
+        let docs: Vec<&str> = data
+            .split(|&b| b == 0)
+            .map(|d| std::str::from_utf8(d).expect("DOCS must be UTF-8"))
+            .collect();
+        let mb = data.len() as f64 / 1e6;
+        println!("{path}: {} documents, {mb:.1} MB", docs.len());
+        for name in &names {
+            let pattern = Pattern::new(name).unwrap();
+            let (mut fast_pieces, mut slow_pieces) = (0usize, 0usize);
+            // Warm up (class table, page cache), then time.
+            pattern.split_text(docs[0], |_| {}).unwrap();
+            let start = Instant::now();
+            for doc in &docs {
+                pattern.split_text(doc, |_| fast_pieces += 1).unwrap();
+            }
+            let fast = start.elapsed().as_secs_f64();
+            let start = Instant::now();
+            let mut failures = 0;
+            for doc in &docs {
+                if pattern.split_text_with_regex(doc, |_| slow_pieces += 1).is_err() {
+                    failures += 1;
+                }
+            }
+            let slow = start.elapsed().as_secs_f64();
+            println!(
+                "{name:>7}: hand-written {:7.1} MB/s, fancy-regex {:5.1} MB/s ({:.0}x); \
+                 pieces {fast_pieces} vs {slow_pieces}, regex failures {failures}",
+                mb / fast,
+                mb / slow,
+                slow / fast
+            );
+        }
+    }
+    for name in &names {
+        let pattern = Pattern::new(name).unwrap();
+        let mut worst = (0.0f64, "");
+        for run in [" ", "\n", " \n", "\r\n", "a", "A", "1", "^", "'", "\u{301}", "A\u{301}", "中"] {
+            let text = format!("{}x", run.repeat(1_000_000));
+            let start = Instant::now();
+            let mut pieces = 0usize;
+            pattern.split_text(&text, |_| pieces += 1).unwrap();
+            let ms = start.elapsed().as_secs_f64() * 1e3;
+            if ms > worst.0 {
+                worst = (ms, run);
+            }
+        }
+        println!("{name:>7}: slowest million-run case {:?} x 1e6 + \"x\": {:.1} ms", worst.1, worst.0);
+    }
+}

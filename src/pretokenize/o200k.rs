@@ -1,0 +1,104 @@
+//! The o200k_base pattern, by hand (U = `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`,
+//! W = `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`, P = `[^\r\n\p{L}\p{N}]`, C = the contractions
+//! `(?i:'s|'t|'re|'ve|'m|'ll|'d)`):
+//!
+//! ```text
+//! P?U*W+C? | P?U+W*C? | \p{N}{1,3} | ' '?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
+//! ```
+//!
+//! Nothing is possessive here, so backtracking matters: the first two alternatives are
+//! tried with the prefix P taken, then without it (a mark is both in P and in U and W),
+//! and `U*` gives characters back until `W+` can match (possible because Lm, Lo and marks
+//! are in both U and W). Every character is a letter, a number, "other" or `\s`, so the
+//! pieces tile the text.
+
+use super::classes::{LETTER, LOWERISH, NUMBER, UPPERISH};
+use super::scan::Text;
+
+/// The end of the piece that starts at `i` (`i < text.len()`).
+pub fn piece_end(text: &Text, i: usize) -> usize {
+    let c = text.bytes[i];
+    let (flags, len) = text.class(i);
+    // P?: tried taken first (when the character is in P), then empty.
+    let prefix = flags & (LETTER | NUMBER) == 0 && c != b'\r' && c != b'\n';
+    // P?U*W+C?
+    if prefix {
+        if let Some(end) = lower_word(text, i + len) {
+            return end;
+        }
+    }
+    if let Some(end) = lower_word(text, i) {
+        return end;
+    }
+    // P?U+W*C?
+    if prefix {
+        if let Some(end) = upper_word(text, i + len) {
+            return end;
+        }
+    }
+    if let Some(end) = upper_word(text, i) {
+        return end;
+    }
+    // \p{N}{1,3}
+    if flags & NUMBER != 0 {
+        return text.run_at_most(i, NUMBER, 3);
+    }
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`: an optional U+0020, a run of "other" (which takes any
+    // `/` itself), then newlines and slashes.
+    let start = if c == b' ' { i + 1 } else { i };
+    if text.is_other(start) {
+        return text.run_bytes(text.run_other(start), b"\r\n/");
+    }
+    // Only `\s` at `i` is left.
+    let spaces = text.spaces(i);
+    if let Some(end) = spaces.newline_end {
+        // \s*[\r\n]+: \s* backs off to the last \r or \n of the run, and [\r\n]+ takes
+        // just that one (nothing after it in the run is a newline). No `\s++$` comes
+        // first in o200k, so this applies at the end of the text too.
+        end
+    } else if spaces.end == text.len() {
+        // \s+(?!\S) at the end of the text: the whole run.
+        spaces.end
+    } else if spaces.last > i {
+        // \s+(?!\S): all but the last character, which joins the next piece.
+        spaces.last
+    } else {
+        // \s+: a single space before \S.
+        i + len
+    }
+}
+
+/// `U*W+C?` from `start`.
+fn lower_word(text: &Text, start: usize) -> Option<usize> {
+    // U* takes a maximal run; remember where its last W character ends.
+    let (mut j, mut last_lower_end) = (start, None);
+    while j < text.len() {
+        let (flags, len) = text.class(j);
+        if flags & UPPERISH == 0 {
+            break;
+        }
+        j += len;
+        if flags & LOWERISH != 0 {
+            last_lower_end = Some(j);
+        }
+    }
+    let end = if text.is(j, LOWERISH) {
+        // W+ right after the whole U* run (a lowercase letter): a maximal W run.
+        text.run(j, LOWERISH)
+    } else {
+        // U* gives characters back until W+ can start: at the run's last W character,
+        // which W+ takes alone (what follows it in the run is Lu/Lt, or the run ended).
+        last_lower_end?
+    };
+    Some(text.contraction(end, true).unwrap_or(end))
+}
+
+/// `U+W*C?` from `start`.
+fn upper_word(text: &Text, start: usize) -> Option<usize> {
+    let upper_end = text.run(start, UPPERISH);
+    if upper_end == start {
+        return None;
+    }
+    let end = text.run(upper_end, LOWERISH);
+    Some(text.contraction(end, true).unwrap_or(end))
+}

@@ -1,0 +1,321 @@
+//! The hand-written splitters of the built-in patterns against fancy-regex, the reference
+//! (`Pattern::split_text` vs `Pattern::split_text_with_regex`): random strings over an
+//! alphabet that stresses every alternative, all short strings over a small alphabet,
+//! long runs, and the million-character inputs fancy-regex cannot handle.
+
+use std::time::{Duration, Instant};
+
+use bytebpe::pretokenize::{Pattern, CL100K, GPT2, O200K};
+
+const BUILTINS: [&str; 3] = ["gpt2", "cl100k", "o200k"];
+
+fn fast(pattern: &Pattern, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    pattern.split_text(text, |p| out.push(String::from_utf8(p.to_vec()).unwrap())).unwrap();
+    out
+}
+
+/// The pieces fancy-regex gives, or `None` when it fails (stack or backtrack limit).
+fn reference(pattern: &Pattern, text: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    pattern
+        .split_text_with_regex(text, |p| out.push(String::from_utf8(p.to_vec()).unwrap()))
+        .ok()?;
+    Some(out)
+}
+
+/// Asserts both paths agree on `text` (when fancy-regex succeeds); returns whether it did.
+fn check(pattern: &Pattern, text: &str) -> bool {
+    let Some(want) = reference(pattern, text) else { return false };
+    let got = fast(pattern, text);
+    if got != want {
+        // Report the first differing piece, not the whole (possibly long) text.
+        let at = got.iter().zip(&want).take_while(|(g, w)| g == w).count();
+        let shown: String = text.chars().take(120).collect();
+        panic!(
+            "pattern {:?} on {shown:?} ({} bytes): piece {at} is {:?}, fancy-regex says {:?}",
+            pattern.as_str(),
+            text.len(),
+            got.get(at),
+            want.get(at),
+        );
+    }
+    true
+}
+
+/// splitmix64: a small deterministic PRNG.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Pieces of text that exercise each alternative and each class boundary.
+const ATOMS: &[&str] = &[
+    // ASCII letters (contraction letters among them), words, digits.
+    "a",
+    "b",
+    "s",
+    "t",
+    "d",
+    "m",
+    "l",
+    "v",
+    "e",
+    "r",
+    "S",
+    "T",
+    "L",
+    "E",
+    "Z",
+    "x",
+    "Hello",
+    "WORLD",
+    "HTTPServer",
+    "camelCase",
+    "0",
+    "7",
+    "42",
+    "12345",
+    // Apostrophes and contractions, any case, and the long s that folds to s.
+    "'",
+    "''",
+    "'s",
+    "'S",
+    "'t",
+    "'T",
+    "'re",
+    "'RE",
+    "'rE",
+    "'ve",
+    "'Ve",
+    "'m",
+    "'M",
+    "'ll",
+    "'LL",
+    "'lL",
+    "'d",
+    "'D",
+    "'ſ",
+    "'x",
+    "don't",
+    "DON'T",
+    "we'll",
+    "I'm",
+    "ſ",
+    // Whitespace: ASCII, Unicode White_Space, and U+001C (space for Python, not for \s).
+    " ",
+    " ",
+    " ",
+    "  ",
+    "\t",
+    "\r",
+    "\n",
+    "\r\n",
+    "\n\n",
+    " \n",
+    "\u{0b}",
+    "\u{0c}",
+    "\u{a0}",
+    "\u{3000}",
+    "\u{2028}",
+    "\u{2029}",
+    "\u{85}",
+    "\u{1680}",
+    "\u{200a}",
+    "\u{1c}",
+    "\u{1f}",
+    // Punctuation and symbols, slashes (o200k's [\r\n/]*).
+    ".",
+    ",",
+    "!",
+    "?",
+    "-",
+    "(",
+    ")",
+    "\"",
+    "^",
+    "/",
+    "//",
+    "$",
+    "@",
+    "#",
+    "...",
+    "\0",
+    // Marks: combining acute, Devanagari signs, Thai vowel, ZWJ (Cf, not a mark).
+    "\u{301}",
+    "e\u{301}",
+    "A\u{301}",
+    "\u{93f}",
+    "\u{94d}",
+    "\u{e31}",
+    "\u{200d}",
+    // Letters of other scripts and categories.
+    "中",
+    "文字",
+    "한국어",
+    "بالعربية",
+    "हिन्दी",
+    "क",
+    "ภาษาไทย",
+    "ก",
+    "ǅ",
+    "ǈ",
+    "ʰ",
+    "ー",
+    "ª",
+    "ß",
+    "İ",
+    "\u{212a}",
+    "Σ",
+    "ς",
+    "Ω",
+    // Numbers of other scripts and kinds.
+    "٣",
+    "४",
+    "①",
+    "²",
+    "Ⅻ",
+    "½",
+    // Emoji (symbols: "other"), with a skin tone and a ZWJ sequence.
+    "😀",
+    "👍🏽",
+    "👩\u{200d}💻",
+    "\u{feff}",
+];
+
+fn random_text(rng: &mut Rng, max_atoms: usize) -> String {
+    let n = rng.below(max_atoms + 1);
+    let mut s = String::new();
+    for _ in 0..n {
+        match rng.below(20) {
+            // Any scalar value now and then, BMP more often.
+            0 => s.extend(char::from_u32(rng.below(0x11_0000) as u32)),
+            1 => s.extend(char::from_u32(rng.below(0x1_0000) as u32)),
+            _ => s.push_str(ATOMS[rng.below(ATOMS.len())]),
+        }
+    }
+    s
+}
+
+#[test]
+fn random_strings_match_fancy_regex() {
+    for name in BUILTINS {
+        let pattern = Pattern::new(name).unwrap();
+        let mut rng = Rng(0x5EED ^ name.len() as u64);
+        let mut compared = 0;
+        for round in 0..6000 {
+            let text = random_text(&mut rng, if round % 10 == 0 { 200 } else { 24 });
+            compared += check(&pattern, &text) as usize;
+        }
+        assert_eq!(compared, 6000, "{name}: fancy-regex failed on some short input");
+    }
+}
+
+/// A small alphabet with one character of each kind that matters to some pattern.
+const SMALL: &[char] = &[
+    'a', 'A', 's', '\'', '1', ' ', '\t', '\r', '\n', '\u{a0}', '!', '/', '\u{301}', 'ǅ', 'ʰ', '中',
+    'ſ',
+];
+
+#[test]
+fn all_short_strings_match_fancy_regex() {
+    let mut texts = vec![String::new()];
+    let mut last = vec![String::new()];
+    for _ in 0..3 {
+        last = last.iter().flat_map(|s| SMALL.iter().map(move |&c| format!("{s}{c}"))).collect();
+        texts.extend(last.iter().cloned());
+    }
+    for name in BUILTINS {
+        let pattern = Pattern::new(name).unwrap();
+        for text in &texts {
+            assert!(check(&pattern, text), "{name}: fancy-regex failed on {text:?}");
+        }
+    }
+}
+
+/// Long runs of one kind, alone and between other text (a few thousand characters: within
+/// fancy-regex's limits).
+fn long_texts(n: usize) -> Vec<String> {
+    let runs = [
+        " ", "\n", "\r\n", " \n", "\n ", "\t", "\u{a0}", "\u{3000}", "a", "A", "aA", "Aa", "1",
+        "^", "'", "'s", "/", "\u{301}", "A\u{301}", "\u{301}A", "ǅ", "ʰ", "中", "ـ", "٣", "😀",
+        "  x", " \u{301}",
+    ];
+    let mut out = Vec::new();
+    for run in runs {
+        let body = run.repeat(n);
+        for (before, after) in
+            [("", ""), ("", "x"), ("x", " "), (" ", "!"), ("'", "'s\n"), ("\u{301}", "a")]
+        {
+            out.push(format!("{before}{body}{after}"));
+        }
+    }
+    out
+}
+
+#[test]
+fn long_runs_match_fancy_regex() {
+    for name in BUILTINS {
+        let pattern = Pattern::new(name).unwrap();
+        for text in long_texts(3000) {
+            assert!(check(&pattern, &text), "{name}: fancy-regex failed on a long run");
+        }
+    }
+}
+
+#[test]
+fn million_character_runs_are_fast_and_lossless() {
+    let runs = [" ", "\n", " \n", "\r\n", "a", "A", "1", "^", "'", "\u{301}", "A\u{301}", "中"];
+    for name in BUILTINS {
+        let pattern = Pattern::new(name).unwrap();
+        for run in runs {
+            for text in [run.repeat(1_000_000), format!("{}x", run.repeat(1_000_000))] {
+                let start = Instant::now();
+                let mut joined = Vec::with_capacity(text.len());
+                pattern.split_text(&text, |p| joined.extend_from_slice(p)).unwrap();
+                let took = start.elapsed();
+                assert_eq!(joined, text.as_bytes(), "{name} on {run:?} x 1e6");
+                // Generous for unoptimized builds; a quadratic split would take hours.
+                assert!(took < Duration::from_secs(3), "{name} on {run:?} x 1e6 took {took:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_million_spaces_fail_in_fancy_regex_but_not_here() {
+    let text = format!("{}x", " ".repeat(1_000_000));
+    let pattern = Pattern::new("cl100k").unwrap();
+    assert!(reference(&pattern, &text).is_none(), "fancy-regex got better: drop this test");
+    let pieces = fast(&pattern, &text);
+    assert_eq!(pieces, [" ".repeat(999_999), " x".to_string()]);
+}
+
+#[test]
+fn the_fast_path_is_used_exactly_for_the_builtin_regexes() {
+    // The built-in regex strings themselves (not only their names) take the fast path...
+    for source in [GPT2, CL100K, O200K] {
+        let pattern = Pattern::new(source).unwrap();
+        let text = format!("{}x", " ".repeat(1_000_000));
+        assert_eq!(fast(&pattern, &text).concat(), text);
+    }
+    // ...and any other pattern, even an equivalent one, goes through fancy-regex.
+    let custom = Pattern::new(&format!("(?:{CL100K})")).unwrap();
+    let mut result = Ok(());
+    let text = format!("{}x", " ".repeat(1_000_000));
+    if let Err(e) = custom.split_text(&text, |_| {}) {
+        result = Err(e);
+    }
+    assert!(result.is_err());
+}
