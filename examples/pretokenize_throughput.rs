@@ -57,7 +57,8 @@ fn main() {
     for name in &names {
         let pattern = Pattern::new(name).unwrap();
         let mut worst = (0.0f64, "");
-        for run in [" ", "\n", " \n", "\r\n", "a", "A", "1", "^", "'", "\u{301}", "A\u{301}", "中"] {
+        for run in [" ", "\n", " \n", "\r\n", "a", "A", "1", "^", "'", "\u{301}", "A\u{301}", "中"]
+        {
             let text = format!("{}x", run.repeat(1_000_000));
             let start = Instant::now();
             let mut pieces = 0usize;
@@ -67,6 +68,9 @@ fn main() {
                 worst = (ms, run);
             }
         }
-        println!("{name:>7}: slowest million-run case {:?} x 1e6 + \"x\": {:.1} ms", worst.1, worst.0);
+        println!(
+            "{name:>7}: slowest million-run case {:?} x 1e6 + \"x\": {:.1} ms",
+            worst.1, worst.0
+        );
     }
 }

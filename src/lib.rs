@@ -6,6 +6,7 @@
 pub mod decode;
 pub mod encode;
 pub mod error;
+pub mod ledger;
 pub mod parallel;
 pub mod pretokenize;
 pub mod special;

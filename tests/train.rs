@@ -6,7 +6,7 @@ use bytebpe::train::{self, Document, MergeRecord, TrainConfig, WordCounter};
 use bytebpe::{Error, Tokenizer};
 
 fn counter(pattern: &str) -> WordCounter {
-    WordCounter::new(Pattern::new(pattern).unwrap(), SpecialTokens::default())
+    WordCounter::new(Pattern::new(pattern).unwrap(), SpecialTokens::default(), None)
 }
 
 fn train_words(words: &[(&[u8], u64)], vocab_size: usize) -> Vec<MergeRecord> {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from bytebpe import documents as docs_mod
 from bytebpe import training
 from bytebpe.progress import ProgressBar
 
@@ -70,16 +71,18 @@ def encode_to_file(
     _, itemsize = itemsize_for(tokenizer, dtype)
     eot_token = eot_id(tokenizer, eot)
     training.check_config(256, (), 1, num_threads, batch_size)
-    docs = training.iter_documents(documents, text_column, batch_size)
+    docs = docs_mod.iter_documents(documents, text_column, batch_size)
     tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
     written = 0
     try:
         with open(tmp, "wb") as out, ProgressBar(progress, desc="encoding", unit="doc") as bar:
-            for first, batch in training.batches(docs, batch_size):
+            first = 0
+            for batch in docs_mod.batches(docs, batch_size):
                 try:
                     flat, _ = tokenizer._core.encode_batch_flat(batch, itemsize, eot_token, num_threads)
                 except UnicodeEncodeError:
-                    raise training.surrogate_error(batch, first) from None
+                    raise docs_mod.surrogate_error(batch, first) from None
+                first += len(batch)
                 out.write(flat)
                 written += len(flat) // itemsize
                 bar.update(len(batch))

@@ -3,11 +3,13 @@
     {"format": "bytebpe-tokenizer", "version": 1, "pattern": str,
      "special_tokens": [[text, id], ...], "tokens": [base64 of each token's bytes, by id],
      "merges": [[left, right, token, count], ...], "vocab_size": int,
+     "ledger": the training loss ledger or null,
      "sha256": hex digest of the fields above}
 
 A trained tokenizer has a merge log; it is the source of truth (replayed and checked
 against "tokens", and it keeps each merge's count). An imported one (tiktoken, Hugging
-Face) has only "tokens". The digest catches edits and truncation.
+Face) has only "tokens". The digest catches edits and truncation. The same state
+pickles tokenizers, and `from_store` reads a run store's merge log the same way.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from bytebpe._bytebpe import CoreTokenizer, CorruptTokenizerError
 FORMAT = "bytebpe-tokenizer"
 VERSION = 1
 
+Loaded = tuple[CoreTokenizer, "dict[str, Any] | None"]
 
-def to_state(core: CoreTokenizer) -> dict[str, Any]:
+
+def to_state(core: CoreTokenizer, ledger: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -33,11 +37,13 @@ def to_state(core: CoreTokenizer) -> dict[str, Any]:
         "tokens": [base64.b64encode(t).decode("ascii") for t in core.tokens()],
         "merges": [list(m) for m in core.merges()],
         "vocab_size": core.vocab_size,
+        "ledger": ledger,
     }
 
 
-def from_state(state: Any, where: str) -> CoreTokenizer:
-    """Rebuilds a tokenizer from `to_state` output; `where` names the source in errors."""
+def from_state(state: Any, where: str, vocab_size: int | None = None) -> Loaded:
+    """Rebuilds a tokenizer from `to_state` output; `where` names the source in errors.
+    With `vocab_size`, only the first merges (or the lowest ids) are kept."""
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise CorruptTokenizerError(f"{where} is not a bytebpe tokenizer")
     if state.get("version") != VERSION:
@@ -46,28 +52,93 @@ def from_state(state: Any, where: str) -> CoreTokenizer:
             f"version {VERSION} (upgrade bytebpe)"
         )
     try:
-        specials = [tuple(t) for t in state["special_tokens"]]
+        specials = [str(t) for t, _ in state["special_tokens"]]
         tokens = [base64.b64decode(t, validate=True) for t in state["tokens"]]
-        if state["merges"]:
-            core = CoreTokenizer.from_merges(
-                state["pattern"], [tuple(m) for m in state["merges"]], specials
-            )
-            if core.tokens() != tokens:
-                raise CorruptTokenizerError("its tokens differ from what its merges make")
+        merges = [tuple(m) for m in state["merges"]]
+        if vocab_size is None:
+            ids = [tuple(t) for t in state["special_tokens"]]
+            core = _build(state["pattern"], merges, tokens, ids)
+            if core.vocab_size != state.get("vocab_size"):
+                raise CorruptTokenizerError(
+                    f"it says vocab_size={state.get('vocab_size')!r} but holds {core.vocab_size}"
+                )
         else:
-            core = CoreTokenizer.from_ranks(
-                state["pattern"], [(t, i) for i, t in enumerate(tokens)], specials
-            )
+            core = truncated(state["pattern"], merges, tokens, specials, vocab_size)
+    except CorruptTokenizerError as e:
+        raise CorruptTokenizerError(f"{where}: {e}") from None
     except (KeyError, TypeError, ValueError, OverflowError) as e:
-        if isinstance(e, CorruptTokenizerError):
-            raise CorruptTokenizerError(f"{where}: {e}") from None
         raise CorruptTokenizerError(f"{where} has a malformed field: {e!r}") from None
-    if core.vocab_size != state.get("vocab_size"):
-        raise CorruptTokenizerError(
-            f"{where} says vocab_size={state.get('vocab_size')!r} but its merges give "
-            f"{core.vocab_size}"
+    return core, state.get("ledger")
+
+
+def _build(
+    pattern: str,
+    merges: list[tuple[int, ...]],
+    tokens: list[bytes],
+    specials: list[tuple[str, int]],
+) -> CoreTokenizer:
+    if merges:
+        core = CoreTokenizer.from_merges(pattern, merges, specials)
+        if core.tokens() != tokens:
+            raise CorruptTokenizerError("its tokens differ from what its merges make")
+        return core
+    return CoreTokenizer.from_ranks(pattern, [(t, i) for i, t in enumerate(tokens)], specials)
+
+
+def fitting_prefix(merges: list[Any], new_tokens: int) -> list[Any]:
+    """The longest prefix of a merge log that creates at most `new_tokens` tokens."""
+    created = 0
+    for i, (_, _, token, _) in enumerate(merges):
+        if token == 256 + created:
+            if created == new_tokens:
+                return merges[:i]
+            created += 1
+    return merges
+
+
+def _specials_after(n_tokens: int, specials: list[str]) -> list[tuple[str, int]]:
+    return [(t, n_tokens + i) for i, t in enumerate(specials)]
+
+
+def truncated(
+    pattern: str,
+    merges: list[Any],
+    tokens: list[bytes],
+    specials: list[str],
+    vocab_size: int,
+) -> CoreTokenizer:
+    """The tokenizer of the first merges (or lowest ids) that make `vocab_size` tokens in
+    all; special tokens are included in the count and take the ids right after."""
+    keep = vocab_size - len(specials)
+    if keep < 256:
+        raise ValueError(
+            f"vocab_size={vocab_size} is too small: it must be at least {256 + len(specials)} "
+            f"(256 bytes and {len(specials)} special tokens)"
         )
-    return core
+    if merges:
+        prefix = fitting_prefix(merges, keep - 256)
+        n_tokens = 256 + len({m[2] for m in prefix})
+        return CoreTokenizer.from_merges(pattern, prefix, _specials_after(n_tokens, specials))
+    kept = [(t, i) for i, t in enumerate(tokens[:keep])]
+    return CoreTokenizer.from_ranks(pattern, kept, _specials_after(len(kept), specials))
+
+
+def from_store(stored: Any, where: str, vocab_size: int | None) -> Loaded:
+    """The tokenizer of a run store's merge log (any prefix of it is a valid tokenizer)."""
+    specials = stored.special_tokens
+    pattern = stored.meta["pattern"]
+    try:
+        if vocab_size is None:
+            n_tokens = 256 + len({m[2] for m in stored.merges})
+            core = CoreTokenizer.from_merges(
+                pattern, stored.merges, _specials_after(n_tokens, specials)
+            )
+        else:
+            core = truncated(pattern, stored.merges, [], specials, vocab_size)
+    except (CorruptTokenizerError, ValueError) as e:
+        raise type(e)(f"{where}: {e}") from None
+    ledger = stored.ledger.get("training", stored.ledger.get("counting"))
+    return core, ledger
 
 
 def _digest(state: dict[str, Any]) -> str:
@@ -76,9 +147,9 @@ def _digest(state: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
-def save(core: CoreTokenizer, path: str | os.PathLike[str]) -> None:
+def save(core: CoreTokenizer, path: str | os.PathLike[str], ledger: Any = None) -> None:
     """Writes atomically: a crash mid-write never leaves a half file at `path`."""
-    state = to_state(core)
+    state = to_state(core, ledger)
     state["sha256"] = _digest(state)
     tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as f:
@@ -88,7 +159,7 @@ def save(core: CoreTokenizer, path: str | os.PathLike[str]) -> None:
     os.replace(tmp, path)
 
 
-def load(path: str | os.PathLike[str]) -> CoreTokenizer:
+def load(path: str | os.PathLike[str], vocab_size: int | None = None) -> Loaded:
     where = repr(os.fspath(path))
     with open(path, "rb") as f:
         raw = f.read()
@@ -103,4 +174,4 @@ def load(path: str | os.PathLike[str]) -> CoreTokenizer:
             raise CorruptTokenizerError(
                 f"{where} fails its checksum: the file was modified or damaged"
             )
-    return from_state(state, where)
+    return from_state(state, where, vocab_size)

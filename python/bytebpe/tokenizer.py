@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import codecs
 import os
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
-from bytebpe import _bytebpe, file_format, training
+from bytebpe import _bytebpe, documents, file_format, store, training
 from bytebpe._bytebpe import UnknownTokenError
+from bytebpe.ledger import DecodeLedger
+from bytebpe.store import RunStore
 from bytebpe.training import TrainingWarning
 
 __all__ = ["Merge", "StreamingDecoder", "Tokenizer", "TrainingWarning"]
@@ -32,9 +33,11 @@ class Tokenizer:
     last; an id equals its tiktoken rank.
     """
 
-    __slots__ = ("_core", "_special_ids")
+    __slots__ = ("_core", "_special_ids", "_ledger")
 
-    def __init__(self, core: _bytebpe.CoreTokenizer) -> None:
+    def __init__(
+        self, core: _bytebpe.CoreTokenizer, ledger: dict[str, Any] | None = None
+    ) -> None:
         if not isinstance(core, _bytebpe.CoreTokenizer):
             raise TypeError(
                 "Tokenizer is built by Tokenizer.train_from_iterator(...), "
@@ -42,6 +45,7 @@ class Tokenizer:
             )
         self._core = core
         self._special_ids: dict[str, int] = dict(core.special_tokens)
+        self._ledger = DecodeLedger(ledger)
 
     # ==================== Training
 
@@ -58,6 +62,10 @@ class Tokenizer:
         buffer_size: int = 8192,
         text_column: str = "text",
         surrogates: Literal["error", "surrogatepass"] = "error",
+        on_bad_item: Literal["error", "skip"] = "error",
+        max_token_length: int | None = None,
+        store: str | os.PathLike[str] | RunStore | None = None,
+        restart_counting: bool = False,
         progress: bool = True,
     ) -> Tokenizer:
         """Trains on documents from any iterable.
@@ -67,27 +75,34 @@ class Tokenizer:
         `datasets.Dataset` or `IterableDataset` can be passed directly. `pattern` is a
         built-in name ("gpt2", "cl100k", "o200k") or any regex. Training stops at
         `vocab_size` tokens (special tokens included) or when no pair occurs
-        `min_frequency` times. A `str` with lone surrogates is refused unless
-        `surrogates="surrogatepass"`, which keeps them as their surrogatepass bytes
-        (decode with `decode_bytes(...).decode("utf-8", "surrogatepass")`).
+        `min_frequency` times.
+
+        A `str` with lone surrogates is refused unless `surrogates="surrogatepass"`, which
+        keeps them as their surrogatepass bytes (decode with
+        `decode_bytes(...).decode("utf-8", "surrogatepass")`). An item of another type is a
+        TypeError unless `on_bad_item="skip"`, which skips it and counts it in the loss
+        ledger. `max_token_length` (bytes) cuts longer pieces so no token is longer.
+
+        With `store` (a path or a `RunStore`), the run is kept in an SQLite file: counting
+        checkpoints and merges are committed as they are made, and calling again with the
+        same store resumes after a crash, ending with exactly the merges of an
+        uninterrupted run. `restart_counting=True` allows counting from scratch when an
+        interrupted count cannot be resumed (a one-shot iterator).
         """
-        specials = training.check_config(
-            vocab_size, special_tokens, min_frequency, num_threads, buffer_size
+        s = training.settings(
+            vocab_size, pattern=pattern, special_tokens=special_tokens,
+            min_frequency=min_frequency, num_threads=num_threads,
+            max_token_length=max_token_length, progress=progress, store_arg=store,
+            buffer_size=buffer_size,
         )
-        if surrogates not in training.SURROGATE_MODES:
-            raise ValueError(
-                f"surrogates={surrogates!r}; choose one of {training.SURROGATE_MODES}"
-            )
-        counter = _bytebpe.WordCounter(
-            pattern, specials, num_threads, surrogates == "surrogatepass"
+        training.check_choice("surrogates", surrogates, training.SURROGATE_MODES)
+        training.check_choice("on_bad_item", on_bad_item, training.BAD_ITEM_MODES)
+        core, ledger = training.train_documents(
+            iterable, s, buffer_size=buffer_size, text_column=text_column,
+            surrogatepass=surrogates == "surrogatepass", skip_bad_items=on_bad_item == "skip",
+            restart_counting=restart_counting,
         )
-        total = len(iterable) if hasattr(iterable, "__len__") else None
-        documents = training.iter_documents(iterable, text_column, buffer_size)
-        training.count_documents(
-            counter, documents, buffer_size=buffer_size, total=total, progress=progress
-        )
-        core = training.merge(counter, vocab_size, min_frequency, len(specials), progress)
-        return cls(core)
+        return cls(core, ledger)
 
     @classmethod
     def train_from_counts(
@@ -99,18 +114,22 @@ class Tokenizer:
         special_tokens: Sequence[str] = (),
         min_frequency: int = 2,
         num_threads: int | None = None,
+        max_token_length: int | None = None,
+        store: str | os.PathLike[str] | RunStore | None = None,
         progress: bool = True,
     ) -> Tokenizer:
         """Trains on pre-counted words (each key is one word, not split further).
 
-        Counts are ints in [0, 2**64). `pattern` is stored for encoding later.
+        Counts are ints in [0, 2**64). `pattern` is stored for encoding later. `store`
+        works as in `train_from_iterator`.
         """
-        specials = training.check_config(vocab_size, special_tokens, min_frequency, num_threads)
-        items = training.word_count_items(counts)
-        counter = _bytebpe.WordCounter(pattern, specials, num_threads, False)
-        counter.add_counts(items)
-        core = training.merge(counter, vocab_size, min_frequency, len(specials), progress)
-        return cls(core)
+        s = training.settings(
+            vocab_size, pattern=pattern, special_tokens=special_tokens,
+            min_frequency=min_frequency, num_threads=num_threads,
+            max_token_length=max_token_length, progress=progress, store_arg=store,
+        )
+        core, ledger = training.train_counts(counts, s)
+        return cls(core, ledger)
 
     # ==================== Properties
 
@@ -225,11 +244,11 @@ class Tokenizer:
 
         name, itemsize = encode_file.itemsize_for(self, dtype)
         eot_token = encode_file.eot_id(self, eot)
-        docs = list(training.iter_documents(texts, "text", len(texts) or 1))
+        docs = list(documents.iter_documents(texts, "text", len(texts) or 1))
         try:
             flat, offsets = self._core.encode_batch_flat(docs, itemsize, eot_token, num_threads)
         except UnicodeEncodeError:
-            raise training.surrogate_error(docs, 0) from None
+            raise documents.surrogate_error(docs, 0) from None
         return np.frombuffer(flat, dtype=name), np.frombuffer(offsets, dtype=np.int64)
 
     # ==================== Decoding
@@ -239,10 +258,20 @@ class Tokenizer:
         tokens = _as_token_list(tokens)
         try:
             return self._core.decode_bytes(tokens)
-        except (TypeError, OverflowError):
+        except (TypeError, OverflowError, UnknownTokenError):
+            self._ledger.add("unknown_ids", 1)
             for position, token in enumerate(tokens):
                 _check_id(token, position)
             raise
+
+    def _text(self, data: bytes, errors: str) -> str:
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            if errors == "strict":
+                raise
+        self._ledger.add(f"bytes_{errors}d", _bytebpe.count_invalid_utf8(data))
+        return data.decode("utf-8", errors)
 
     def decode_batch(
         self,
@@ -256,11 +285,11 @@ class Tokenizer:
         lists = [_as_token_list(tokens) for tokens in batch]
         try:
             decoded = self._core.decode_bytes_batch(lists, num_threads)
-        except (TypeError, OverflowError):
+        except (TypeError, OverflowError, UnknownTokenError):
             for tokens in lists:
                 self.decode_bytes(tokens)
             raise
-        return [data.decode("utf-8", errors) for data in decoded]
+        return [self._text(data, errors) for data in decoded]
 
     def decoder(self, errors: Literal["strict", "replace", "ignore"] = "strict") -> StreamingDecoder:
         """A decoder for token-by-token generation: `feed(ids)` returns only complete
@@ -275,7 +304,7 @@ class Tokenizer:
         """The text of `tokens`. Bytes that are not valid UTF-8 raise by default
         (`errors="strict"`); "replace" puts U+FFFD in their place, "ignore" drops them."""
         _check_errors(errors)
-        return self.decode_bytes(tokens).decode("utf-8", errors)
+        return self._text(self.decode_bytes(tokens), errors)
 
     # ==================== Interop
 
@@ -327,20 +356,39 @@ class Tokenizer:
 
         return cls(huggingface_format.from_huggingface(source))
 
+    # ==================== The loss ledger
+
+    def loss_report(self) -> dict[str, Any]:
+        """What training saw and could not keep as ordinary text (invalid UTF-8 by kind
+        with the first offsets, lone surrogates, unmatched bytes, cut pieces, rejected
+        items, dropped word mass), and what decoding with this tokenizer replaced,
+        ignored or could not find. A clean run shows zeros."""
+        return self._ledger.report()
+
     # ==================== Saving and loading
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Writes a self-describing file: merges, pattern, special tokens, format version."""
-        file_format.save(self._core, path)
+        """Writes a self-describing file: merges, pattern, special tokens, format version,
+        and the training ledger."""
+        file_format.save(self._core, path, self._ledger.training)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Tokenizer:
-        """Reads a file written by `save`; a foreign or damaged file raises
+    def load(cls, path: str | os.PathLike[str], *, vocab_size: int | None = None) -> Tokenizer:
+        """Reads a tokenizer file written by `save`, or a run store (also while a run is
+        still writing it). `vocab_size` takes the tokenizer of the first merges only
+        (special tokens included in the count). A foreign or damaged file raises
         CorruptTokenizerError."""
-        return cls(file_format.load(path))
+        if vocab_size is not None:
+            training.check_config(vocab_size, (), 1, None)
+        if store.is_store_file(path):
+            core, ledger = file_format.from_store(store.read(path, with_snapshot=False),
+                                                  repr(os.fspath(path)), vocab_size)
+        else:
+            core, ledger = file_format.load(path, vocab_size)
+        return cls(core, ledger)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return (_from_state, (file_format.to_state(self._core),))
+        return (_from_state, (file_format.to_state(self._core, self._ledger.training),))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tokenizer):
@@ -365,22 +413,27 @@ class StreamingDecoder:
 
     def __init__(self, tokenizer: Tokenizer, errors: str) -> None:
         self._tokenizer = tokenizer
-        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors)
+        self._errors = errors
+        self._pending = b""  # the start of a character whose other bytes are still to come
 
     def feed(self, tokens: int | Sequence[int]) -> str:
         """Adds tokens; returns the text of every character they complete."""
         if isinstance(tokens, int):
             tokens = [tokens]
-        return self._utf8.decode(self._tokenizer.decode_bytes(tokens))
+        data = self._pending + self._tokenizer.decode_bytes(tokens)
+        keep = _bytebpe.incomplete_utf8_tail(data)
+        self._pending = data[len(data) - keep :]
+        return self._tokenizer._text(data[: len(data) - keep], self._errors)
 
     def flush(self) -> str:
-        """Ends the stream: returns what is left (an incomplete character raises under
+        """Ends the stream: returns what is left (an unfinished character raises under
         "strict", becomes U+FFFD under "replace", disappears under "ignore")."""
-        return self._utf8.decode(b"", final=True)
+        data, self._pending = self._pending, b""
+        return self._tokenizer._text(data, self._errors)
 
 
 def _from_state(state: dict[str, Any]) -> Tokenizer:
-    return Tokenizer(file_format.from_state(state, "pickled tokenizer"))
+    return Tokenizer(*file_format.from_state(state, "pickled tokenizer"))
 
 
 def _call(method: Any, text: Any, *args: Any) -> Any:

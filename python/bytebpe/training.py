@@ -1,28 +1,43 @@
-"""Feeding training data to the Rust counter.
+"""Running a training: count documents (or take counts), then merge, optionally inside a
+run store that makes both phases durable and resumable.
 
-Items of any supported shape are flattened into documents (`str` or `bytes`), buffered
-into batches, and handed over; the Rust side counts each batch in parallel with the GIL
-released. The merges depend only on the documents, never on how they were batched.
+The Rust side counts each batch in parallel with the GIL released and runs the merge loop
+detached; this module feeds it, reports progress, checkpoints, and warns when a run ends
+short of what was asked. The merges depend only on the documents, never on batching.
 """
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from bytebpe import _bytebpe
+from bytebpe import _bytebpe, documents, file_format, store
 from bytebpe.progress import ProgressBar
 
-# A batch is flushed at this many bytes even before `buffer_size` documents, so one
-# batch never takes long to count (Ctrl-C is seen between batches).
-BATCH_BYTES = 16 * 1024 * 1024
 SURROGATE_MODES = ("error", "surrogatepass")
+BAD_ITEM_MODES = ("error", "skip")
 
 
 class TrainingWarning(UserWarning):
     """Training finished, but not quite as asked (empty data, stopped early)."""
+
+
+@dataclass
+class Settings:
+    """Validated settings shared by the training entry points."""
+
+    vocab_size: int
+    special_tokens: list[str]
+    pattern: str
+    min_frequency: int
+    num_threads: int | None
+    max_token_length: int | None
+    progress: bool
+    store: store.RunStore | None
 
 
 def check_config(
@@ -32,7 +47,7 @@ def check_config(
     num_threads: object,
     buffer_size: object = 1,
 ) -> list[str]:
-    """Validates the settings every training entry point shares; returns the specials."""
+    """Validates the settings every entry point shares; returns the special tokens."""
     if isinstance(special_tokens, (str, bytes)) or not isinstance(special_tokens, Iterable):
         raise TypeError(
             f"special_tokens must be a list of str, not {type(special_tokens).__name__}"
@@ -55,6 +70,39 @@ def check_config(
     return specials
 
 
+def settings(
+    vocab_size: object,
+    *,
+    pattern: object,
+    special_tokens: object,
+    min_frequency: object,
+    num_threads: object,
+    max_token_length: object,
+    progress: object,
+    store_arg: object,
+    buffer_size: object = 1,
+) -> Settings:
+    specials = check_config(vocab_size, special_tokens, min_frequency, num_threads, buffer_size)
+    if not isinstance(pattern, str):
+        raise TypeError(f"pattern must be a str (a name or a regex), not {type(pattern).__name__}")
+    if max_token_length is not None:
+        _check_int("max_token_length", max_token_length, minimum=1)
+    if store_arg is not None and not isinstance(store_arg, store.RunStore):
+        if not isinstance(store_arg, (str, os.PathLike)):
+            raise TypeError(f"store must be a path or a RunStore, not {type(store_arg).__name__}")
+        store_arg = store.RunStore(store_arg)
+    return Settings(
+        vocab_size=vocab_size,  # type: ignore[arg-type]
+        special_tokens=specials,
+        pattern=pattern,
+        min_frequency=min_frequency,  # type: ignore[arg-type]
+        num_threads=num_threads,  # type: ignore[arg-type]
+        max_token_length=max_token_length,  # type: ignore[arg-type]
+        progress=bool(progress),
+        store=store_arg,  # type: ignore[arg-type]
+    )
+
+
 def _check_int(name: str, value: object, *, minimum: int, why: str = "") -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
@@ -63,162 +111,214 @@ def _check_int(name: str, value: object, *, minimum: int, why: str = "") -> None
         raise ValueError(f"{name}={value} is too small: it must be at least {minimum}{because}")
 
 
-def iter_documents(data: Any, text_column: str, buffer_size: int) -> Iterator[str | bytes]:
-    """Yields the documents of `data`, raising a TypeError that names the bad item."""
-    if _is_hf_dataset(data):
-        yield from _dataset_documents(data, text_column, buffer_size)
-        return
-    if isinstance(data, (str, bytes)):
-        raise TypeError(
-            "the training data is a single str/bytes; pass an iterable of documents "
-            "(e.g. [text]) so each is a document"
-        )
-    if not isinstance(data, Iterable):
-        raise TypeError(f"the training data must be iterable, not {type(data).__name__}")
-    for index, item in enumerate(data):
-        if isinstance(item, (str, bytes)):
-            yield item
-        elif isinstance(item, (bytearray, memoryview)):
-            yield bytes(item)
-        elif isinstance(item, Mapping):
-            yield from _row_documents(item, text_column, f"item {index}")
-        elif isinstance(item, (list, tuple)):
-            for j, element in enumerate(item):
-                if isinstance(element, (str, bytes)):
-                    yield element
-                elif isinstance(element, Mapping):
-                    yield from _row_documents(element, text_column, f"item {index}[{j}]")
-                else:
-                    raise _bad_item(f"item {index}[{j}] (in a batch)", element, text_column)
-        else:
-            raise _bad_item(f"item {index}", item, text_column)
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name}={value!r}; choose one of {choices}")
 
 
-def _row_documents(row: Mapping, text_column: str, where: str) -> Iterator[str | bytes]:
-    if text_column not in row:
-        raise KeyError(
-            f"{where} is a row without a {text_column!r} column (it has "
-            f"{sorted(map(str, row))}); pass text_column=... to pick the text"
-        )
-    value = row[text_column]
-    if isinstance(value, (str, bytes)):
-        yield value
-    elif isinstance(value, (list, tuple)):  # a batch of rows, as datasets gives them
-        for j, element in enumerate(value):
-            if not isinstance(element, (str, bytes)):
-                raise _bad_item(f"{where}[{text_column!r}][{j}]", element, text_column)
-            yield element
-    else:
-        raise _bad_item(f"{where}[{text_column!r}]", value, text_column)
+# ==================== Entry points
 
 
-def _bad_item(where: str, item: object, text_column: str) -> TypeError:
-    return TypeError(
-        f"{where} of the training data is {type(item).__name__}; expected str, bytes, "
-        f"a list of those, or a dict row with a {text_column!r} column"
-    )
-
-
-def _is_hf_dataset(data: object) -> bool:
-    cls = type(data)
-    return cls.__module__.startswith("datasets.") and cls.__name__ in (
-        "Dataset",
-        "IterableDataset",
-    )
-
-
-def _dataset_documents(dataset: Any, text_column: str, buffer_size: int) -> Iterator[str | bytes]:
-    columns = dataset.column_names
-    if columns is not None and text_column not in columns:
-        raise KeyError(
-            f"the dataset has no {text_column!r} column (it has {columns}); "
-            "pass text_column=... to pick the text"
-        )
-    for b, batch in enumerate(dataset.iter(batch_size=buffer_size)):
-        yield from _row_documents(batch, text_column, f"dataset batch {b}")
-
-
-def batches(
-    documents: Iterator[str | bytes], buffer_size: int
-) -> Iterator[tuple[int, list[str | bytes]]]:
-    """Groups documents into (index of the first, batch) of at most `buffer_size`
-    documents or about BATCH_BYTES bytes."""
-    batch: list[str | bytes] = []
-    batch_bytes = 0
-    first = 0
-    for doc in documents:
-        batch.append(doc)
-        batch_bytes += len(doc)
-        if len(batch) >= buffer_size or batch_bytes >= BATCH_BYTES:
-            yield first, batch
-            first += len(batch)
-            batch, batch_bytes = [], 0
-    if batch:
-        yield first, batch
-
-
-def surrogate_error(batch: list[str | bytes], first: int) -> ValueError:
-    """The error for the first document of `batch` with a lone surrogate."""
-    for i, doc in enumerate(batch):
-        if isinstance(doc, str):
-            try:
-                doc.encode("utf-8")
-            except UnicodeEncodeError as e:
-                return ValueError(
-                    f"document {first + i} contains a lone surrogate at character {e.start}, "
-                    "which is not valid text; pass doc.encode('utf-8', 'surrogatepass') "
-                    "to keep it reversibly, or clean the text"
-                )
-    return ValueError("a document contains a lone surrogate")
-
-
-def count_documents(
-    counter: _bytebpe.WordCounter,
-    documents: Iterator[str | bytes],
+def train_documents(
+    data: Any,
+    s: Settings,
     *,
     buffer_size: int,
-    total: int | None,
-    progress: bool,
+    text_column: str,
+    surrogatepass: bool,
+    skip_bad_items: bool,
+    restart_counting: bool,
+) -> tuple[_bytebpe.CoreTokenizer, dict[str, Any]]:
+    """Counts the documents of `data` (resuming a stored run where it can), then merges."""
+    counter = _new_counter(s, surrogatepass)
+    rejected: dict[str, int] | None = {} if skip_bad_items else None
+    with _open_run(s, counter) as run:
+        stored = run.stored if run else None
+        if stored is not None and stored.counting_finished:
+            _restore(counter, stored)  # the corpus is not read again
+            rejected = stored.ledger.get("rejected_items", rejected)
+        else:
+            skip = 0
+            if stored is not None and stored.documents and not restart_counting:
+                if documents.is_one_shot(data):
+                    raise store.StoreError(
+                        f"the run store {run.where} holds a run interrupted while counting, "
+                        f"after {stored.documents:,} documents, and the input is a one-shot "
+                        "iterator that cannot be read again from the start: pass the same "
+                        "data as a list, dataset or files to resume, or pass "
+                        "restart_counting=True to count from scratch"
+                    )
+                _restore(counter, stored)
+                rejected = stored.ledger.get("rejected_items", rejected)
+                skip = stored.documents
+            docs = documents.iter_documents(data, text_column, buffer_size, rejected)
+            if skip:
+                _skip_counted(docs, skip, stored, buffer_size, run.where)
+            total = len(data) if hasattr(data, "__len__") else None
+            _count(counter, docs, buffer_size, total, s, run, rejected)
+        ledger = _training_ledger(counter, rejected)
+        core = _merge(counter, s, run)
+        if run:
+            run.set_ledger("training", ledger)
+            run.finish()
+    return core, ledger
+
+
+def train_counts(counts: Mapping, s: Settings) -> tuple[_bytebpe.CoreTokenizer, dict[str, Any]]:
+    """Trains on pre-counted words, optionally in a run store."""
+    items = word_count_items(counts)
+    counter = _new_counter(s, False)
+    with _open_run(s, counter) as run:
+        if run and run.stored.counting_finished:
+            _restore(counter, run.stored)
+        else:
+            counter.add_counts(items)
+            if run:
+                run.checkpoint_counting(counter, finished=True)
+        ledger = _training_ledger(counter, None)
+        core = _merge(counter, s, run)
+        if run:
+            run.set_ledger("training", ledger)
+            run.finish()
+    return core, ledger
+
+
+# ==================== Phases
+
+
+def _new_counter(s: Settings, surrogatepass: bool) -> _bytebpe.WordCounter:
+    return _bytebpe.WordCounter(
+        s.pattern, s.special_tokens, s.num_threads, surrogatepass, s.max_token_length
+    )
+
+
+class _open_run:
+    """Context manager: the store opened for this run (or None without one)."""
+
+    def __init__(self, s: Settings, counter: _bytebpe.WordCounter) -> None:
+        self.s = s
+        self.pattern = _bytebpe.resolve_pattern(s.pattern)
+        self.run: store.OpenRun | None = None
+
+    def __enter__(self) -> store.OpenRun | None:
+        if self.s.store is None:
+            return None
+        config = store.RunConfig(
+            pattern=self.pattern,
+            special_tokens=self.s.special_tokens,
+            min_frequency=self.s.min_frequency,
+            max_token_length=self.s.max_token_length,
+        )
+        self.run = store.OpenRun(self.s.store, config, self.s.vocab_size)
+        return self.run
+
+    def __exit__(self, *exc: object) -> None:
+        if self.run is not None:
+            self.run.close()
+
+
+def _restore(counter: _bytebpe.WordCounter, stored: store.StoredRun) -> None:
+    if stored.snapshot is None or "counting" not in stored.ledger:
+        raise _bytebpe.CorruptTokenizerError("the run store has counting progress but no snapshot")
+    counter.restore(stored.snapshot, stored.ledger["counting"], stored.fingerprint)
+
+
+def _skip_counted(
+    docs: Iterator[str | bytes], n: int, stored: store.StoredRun, buffer_size: int, where: str
 ) -> None:
-    """Counts `documents` in batches, updating a progress bar per batch."""
-    started = time.perf_counter()
-    with ProgressBar(progress, desc="counting", unit="doc", total=total) as bar:
-        for first, batch in batches(documents, buffer_size):
-            counter.add_batch(batch, first)
-            bar.update(len(batch))
-            seconds = max(time.perf_counter() - started, 1e-9)
-            mb = counter.bytes / 1e6
-            bar.set_postfix_str(f"{mb:,.1f} MB, {mb / seconds:,.1f} MB/s")
+    """Reads past the `n` documents a stored run already counted, checking they are the
+    same documents (by fingerprint)."""
+    fingerprint = _bytebpe.WordCounter.fingerprint_of([])
+    seen = 0
+    while seen < n:
+        batch = [doc for _, doc in zip(range(min(buffer_size, n - seen)), docs)]
+        if not batch:
+            break
+        fingerprint = _bytebpe.WordCounter.fingerprint_of(batch, fingerprint)
+        seen += len(batch)
+    if seen < n or fingerprint != stored.fingerprint:
+        raise store.StoreError(
+            f"the input differs from the one the run store {where} was counting (its first "
+            f"{n:,} documents do not match); pass the same data to resume, or use another "
+            "store path"
+        )
 
 
-def merge(
+def _count(
     counter: _bytebpe.WordCounter,
-    vocab_size: int,
-    min_frequency: int,
-    n_special: int,
-    progress: bool,
+    docs: Iterator[str | bytes],
+    buffer_size: int,
+    total: int | None,
+    s: Settings,
+    run: store.OpenRun | None,
+    rejected: dict[str, int] | None,
+) -> None:
+    """Counts `docs` in batches: progress per batch, a store checkpoint when due."""
+    started = last_checkpoint = time.perf_counter()
+    first = counter.documents
+    with ProgressBar(s.progress, desc="counting", unit="doc", total=total, initial=first) as bar:
+        for batch in documents.batches(docs, buffer_size):
+            counter.add_batch(batch, first)
+            first += len(batch)
+            bar.update(len(batch))
+            now = time.perf_counter()
+            mb = counter.bytes / 1e6
+            bar.set_postfix_str(f"{mb:,.1f} MB, {mb / max(now - started, 1e-9):,.1f} MB/s")
+            if run and now - last_checkpoint >= run.store.checkpoint_every:
+                if rejected is not None:
+                    run.set_ledger("rejected_items", rejected)
+                run.checkpoint_counting(counter, finished=False)
+                last_checkpoint = time.perf_counter()
+    if run:
+        if rejected is not None:
+            run.set_ledger("rejected_items", rejected)
+        run.checkpoint_counting(counter, finished=True)
+
+
+def _merge(
+    counter: _bytebpe.WordCounter, s: Settings, run: store.OpenRun | None
 ) -> _bytebpe.CoreTokenizer:
-    """Runs the merge loop (GIL released, Ctrl-C aware) and warns when it stops short."""
+    """Runs the merge loop (GIL released, Ctrl-C aware), replaying a stored log first,
+    and warns when it stops short of `vocab_size`."""
+    n_special = len(s.special_tokens)
+    target = s.vocab_size - 256 - n_special
+    replay = file_format.fitting_prefix(run.stored.merges, target) if run else []
     empty = counter.distinct_words == 0
-    with ProgressBar(progress, desc="merging", unit="merge", total=vocab_size - 256 - n_special) as bar:
-        report = (lambda created, _merges: bar.update_to(created)) if progress else None
-        core = counter.train(vocab_size, min_frequency, [], report)
+    with ProgressBar(s.progress, desc="merging", unit="merge", total=target) as bar:
+
+        def report(created: int, new_merges: list[tuple[int, int, int, int]]) -> None:
+            bar.update_to(created)
+            if run:
+                run.add_merges(new_merges)
+
+        core = counter.train(s.vocab_size, s.min_frequency, replay, report)
     if empty:
         warnings.warn(
             "the training data was empty: the tokenizer has only the 256 byte tokens"
             + (" and the special tokens" if n_special else ""),
             TrainingWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
-    elif core.vocab_size < vocab_size:
+    elif core.vocab_size < s.vocab_size:
         warnings.warn(
             f"training stopped at vocab_size={core.vocab_size}, short of the requested "
-            f"{vocab_size}: no remaining pair occurs at least min_frequency={min_frequency} "
-            "times",
+            f"{s.vocab_size}: no remaining pair occurs at least min_frequency="
+            f"{s.min_frequency} times",
             TrainingWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     return core
+
+
+def _training_ledger(
+    counter: _bytebpe.WordCounter, rejected: dict[str, int] | None
+) -> dict[str, Any]:
+    ledger = dict(counter.ledger())
+    ledger["rejected_items"] = dict(rejected or {})
+    # Memory budgets (which may drop rare words) are not in this version: nothing dropped.
+    ledger["dropped_word_mass"] = 0
+    ledger["dropped_bytes"] = 0
+    return ledger
 
 
 def word_count_items(counts: Mapping) -> list[tuple[bytes, int]]:

@@ -65,20 +65,43 @@ impl Builtin {
         }
     }
 
-    fn split<'t>(self, text: &'t str, mut emit: impl FnMut(&'t [u8])) {
-        let piece_end = match self {
-            Builtin::Gpt2 => gpt2::piece_end,
-            Builtin::Cl100k => cl100k::piece_end,
-            Builtin::O200k => o200k::piece_end,
+    /// fancy-regex compiled from the built-in's regex string, once per process (only the
+    /// reference path, `split_text_with_regex`, needs it).
+    fn regex(self) -> &'static fancy_regex::Regex {
+        static COMPILED: [OnceLock<fancy_regex::Regex>; 3] =
+            [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+        let (slot, source) = match self {
+            Builtin::Gpt2 => (&COMPILED[0], GPT2),
+            Builtin::Cl100k => (&COMPILED[1], CL100K),
+            Builtin::O200k => (&COMPILED[2], O200K),
         };
-        let scan = scan::Text::new(text);
-        let mut start = 0;
-        while start < text.len() {
-            let end = piece_end(&scan, start);
-            debug_assert!(end > start && text.is_char_boundary(end));
-            emit(&text.as_bytes()[start..end]);
-            start = end;
+        slot.get_or_init(|| fancy_regex::Regex::new(source).expect("built-in patterns compile"))
+    }
+
+    fn split<'t>(self, text: &'t str, emit: impl FnMut(&'t [u8])) {
+        match self {
+            Builtin::Gpt2 => split_with(text, emit, gpt2::piece_end),
+            Builtin::Cl100k => split_with(text, emit, cl100k::piece_end),
+            Builtin::O200k => split_with(text, emit, o200k::piece_end),
         }
+    }
+}
+
+/// Emits the pieces of `text`, each from where the last one ended to `piece_end` of that
+/// position (generic, so each splitter is inlined into its own loop).
+#[inline]
+fn split_with<'t>(
+    text: &'t str,
+    mut emit: impl FnMut(&'t [u8]),
+    piece_end: impl Fn(&scan::Text, usize) -> usize,
+) {
+    let scan = scan::Text::new(text);
+    let mut start = 0;
+    while start < text.len() {
+        let end = piece_end(&scan, start);
+        debug_assert!(end > start && text.is_char_boundary(end));
+        emit(&text.as_bytes()[start..end]);
+        start = end;
     }
 }
 
@@ -87,25 +110,23 @@ impl Builtin {
 pub struct Pattern {
     /// The regex source, built-in names already resolved.
     source: String,
-    /// Set when `source` is one of the built-in regex strings: split by hand.
+    /// Set when `source` is exactly one of the built-in regex strings: split by hand.
     builtin: Option<Builtin>,
-    /// Compiled in `new` for custom patterns (so a bad one is reported there), on first
-    /// use for built-ins (only `split_text_with_regex` needs it).
-    regex: OnceLock<fancy_regex::Regex>,
+    /// The compiled regex of a custom pattern (built-ins share `Builtin::regex`).
+    regex: Option<fancy_regex::Regex>,
 }
 
 impl Pattern {
     pub fn new(name_or_regex: &str) -> Result<Self> {
         let source = resolve(name_or_regex).to_owned();
         let builtin = Builtin::of(&source);
-        let regex = OnceLock::new();
-        if builtin.is_none() {
-            let compiled = fancy_regex::Regex::new(&source).map_err(|e| Error::InvalidPattern {
+        let regex = match builtin {
+            Some(_) => None,
+            None => Some(fancy_regex::Regex::new(&source).map_err(|e| Error::InvalidPattern {
                 pattern: source.clone(),
                 message: e.to_string(),
-            })?;
-            let _ = regex.set(compiled);
-        }
+            })?),
+        };
         Ok(Self { source, builtin, regex })
     }
 
@@ -113,11 +134,13 @@ impl Pattern {
         &self.source
     }
 
-    /// The compiled fancy-regex (built-in regexes are known to compile).
+    /// The compiled fancy-regex.
     fn regex(&self) -> &fancy_regex::Regex {
-        self.regex.get_or_init(|| {
-            fancy_regex::Regex::new(&self.source).expect("built-in patterns compile")
-        })
+        match (self.builtin, &self.regex) {
+            (Some(builtin), _) => builtin.regex(),
+            (None, Some(regex)) => regex,
+            (None, None) => unreachable!("a custom pattern is compiled in new()"),
+        }
     }
 
     /// Calls `emit` with every piece of `text`: each non-empty match, and each maximal run

@@ -11,6 +11,8 @@ use super::classes::{self, Table, FOLDS, SPACE, WORDISH};
 #[derive(Clone, Copy)]
 pub struct Text<'t> {
     pub bytes: &'t [u8],
+    /// Flags of the ASCII characters (block 0 of the table), for the fast path.
+    ascii: &'static [u8; 128],
     table: &'static Table,
 }
 
@@ -26,7 +28,8 @@ pub struct Spaces {
 
 impl<'t> Text<'t> {
     pub fn new(text: &'t str) -> Self {
-        Self { bytes: text.as_bytes(), table: classes::table() }
+        let table = classes::table();
+        Self { bytes: text.as_bytes(), ascii: table.ascii(), table }
     }
 
     #[inline]
@@ -35,11 +38,11 @@ impl<'t> Text<'t> {
     }
 
     /// The flags and UTF-8 length of the character at `i` (`i < len`).
-    #[inline]
+    #[inline(always)]
     pub fn class(&self, i: usize) -> (u8, usize) {
         let b = self.bytes[i];
         if b < 0x80 {
-            return (self.table.ascii(b), 1);
+            return (self.ascii[b as usize], 1);
         }
         let (cp, len) = decode(self.bytes, i);
         (self.table.get(cp), len)
@@ -61,6 +64,15 @@ impl<'t> Text<'t> {
     #[inline]
     pub fn run(&self, mut i: usize, mask: u8) -> usize {
         while i < self.len() {
+            // ASCII first: most runs in most text are ASCII.
+            let b = self.bytes[i];
+            if b < 0x80 {
+                if self.ascii[b as usize] & mask == 0 {
+                    break;
+                }
+                i += 1;
+                continue;
+            }
             let (flags, len) = self.class(i);
             if flags & mask == 0 {
                 break;
@@ -161,7 +173,7 @@ impl<'t> Text<'t> {
 }
 
 /// Decodes the character at `i` of valid UTF-8 (`bytes[i] >= 0x80` or not).
-#[inline]
+#[inline(always)]
 fn decode(bytes: &[u8], i: usize) -> (u32, usize) {
     let b0 = bytes[i] as u32;
     let cont = |k: usize| (bytes[i + k] & 0x3F) as u32;

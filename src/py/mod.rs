@@ -3,9 +3,11 @@
 
 mod enter;
 mod errors;
+mod ledger;
 mod pretokenize;
 mod tokenizer;
 mod trainer;
+mod utf8;
 
 use pyo3::prelude::*;
 
@@ -15,6 +17,8 @@ fn _bytebpe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tokenizer::CoreTokenizer>()?;
     m.add_class::<trainer::WordCounter>()?;
     m.add_function(wrap_pyfunction!(resolve_pattern, m)?)?;
+    m.add_function(wrap_pyfunction!(utf8::count_invalid_utf8, m)?)?;
+    m.add_function(wrap_pyfunction!(utf8::incomplete_utf8_tail, m)?)?;
     m.add_function(wrap_pyfunction!(pretokenize::_split, m)?)?;
     errors::register(m)?;
     Ok(())

@@ -5,13 +5,16 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
 use super::enter::{detached, detached_quiet};
 use super::errors::to_py;
+use super::ledger;
 use super::tokenizer::{merge_record, merge_tuple, CoreTokenizer, MergeTuple};
+use crate::ledger::Ledger;
 use crate::pretokenize::Pattern;
 use crate::special::SpecialTokens;
+use crate::train::count::EMPTY_FINGERPRINT;
 use crate::train::{self, Document, MergeRecord, Progress, TrainConfig};
 
 /// A document kept alive as a Python object while the GIL is released.
@@ -55,19 +58,20 @@ impl WordCounter {
 #[pymethods]
 impl WordCounter {
     #[new]
-    #[pyo3(signature = (pattern, special_tokens, num_threads=None, surrogatepass=false))]
+    #[pyo3(signature = (pattern, special_tokens, num_threads=None, surrogatepass=false, max_token_length=None))]
     fn new(
         pattern: &str,
         special_tokens: Vec<String>,
         num_threads: Option<usize>,
         surrogatepass: bool,
+        max_token_length: Option<usize>,
     ) -> PyResult<Self> {
         let pattern = Pattern::new(pattern).map_err(to_py)?;
         // Ids are assigned after training; only the texts matter while counting.
         let specials = special_tokens.into_iter().map(|t| (t, 0)).collect();
         let specials = SpecialTokens::new(specials).map_err(to_py)?;
         Ok(Self {
-            inner: Some(train::WordCounter::new(pattern, specials)),
+            inner: Some(train::WordCounter::new(pattern, specials, max_token_length)),
             threads: num_threads,
             surrogatepass,
         })
@@ -99,6 +103,46 @@ impl WordCounter {
             counter.add_word(&word, count).map_err(to_py)?;
         }
         Ok(())
+    }
+
+    /// The counting ledger so far, as a dict.
+    fn ledger<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        ledger::to_dict(py, self.inner.as_ref().map(|c| c.ledger()).unwrap_or(&Ledger::default()))
+    }
+
+    /// The fingerprint of the documents counted so far, in order.
+    #[getter]
+    fn fingerprint(&self) -> u64 {
+        self.inner.as_ref().map_or(EMPTY_FINGERPRINT, |c| c.fingerprint())
+    }
+
+    /// Extends fingerprint `seed` with `items` (str/bytes), as counting them would.
+    #[staticmethod]
+    #[pyo3(signature = (items, seed=EMPTY_FINGERPRINT))]
+    fn fingerprint_of(items: &Bound<'_, PyList>, seed: u64) -> PyResult<u64> {
+        let held = items.iter().map(|d| held_document(&d)).collect::<PyResult<Vec<_>>>()?;
+        let docs: Vec<Document<'_>> = held.iter().map(HeldDocument::document).collect();
+        Ok(train::count::fingerprint(seed, &docs))
+    }
+
+    /// The word table, serialized (for the run store's snapshot).
+    fn snapshot<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let counter = self.counter()?;
+        let data = py.detach(|| counter.snapshot());
+        Ok(PyBytes::new(py, &data))
+    }
+
+    /// Restores a snapshot with its ledger and fingerprint (resuming a stored run).
+    fn restore(
+        &mut self,
+        py: Python<'_>,
+        snapshot: PyBackedBytes,
+        ledger: &Bound<'_, PyDict>,
+        fingerprint: u64,
+    ) -> PyResult<()> {
+        let ledger = ledger::from_dict(ledger)?;
+        let counter = self.counter()?;
+        detached_quiet(py, move || counter.restore(&snapshot, ledger, fingerprint))
     }
 
     #[getter]

@@ -4,6 +4,7 @@ use ahash::AHashMap;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::ledger::Ledger;
 use crate::parallel;
 use crate::pretokenize::Pattern;
 use crate::special::{Part, SpecialTokens};
@@ -27,14 +28,94 @@ pub struct WordCounter {
     /// Special-token text in documents is cut out, not counted (as `encode` would do with
     /// `allowed_special="all"`).
     specials: SpecialTokens,
+    /// Pieces longer than this many bytes are cut into shorter words (counted in the
+    /// ledger), so no token grows longer.
+    max_token_length: Option<usize>,
     counts: WordCounts,
-    documents: u64,
-    bytes: u64,
+    ledger: Ledger,
+    /// A fingerprint of the documents counted, in order (see [`fingerprint`]).
+    fingerprint: u64,
+}
+
+/// The fingerprint of no documents.
+pub const EMPTY_FINGERPRINT: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Extends `seed` with documents, in order: their length and first and last 32 bytes.
+/// Cheap, and enough to tell a resumed run that it was given other input.
+pub fn fingerprint(seed: u64, docs: &[Document<'_>]) -> u64 {
+    let mut h = seed;
+    let mut eat = |bytes: &[u8]| {
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for doc in docs {
+        let d = doc.data;
+        eat(&(d.len() as u64).to_le_bytes());
+        eat(&d[..d.len().min(32)]);
+        eat(&d[d.len().saturating_sub(32)..]);
+    }
+    h
 }
 
 impl WordCounter {
-    pub fn new(pattern: Pattern, specials: SpecialTokens) -> Self {
-        Self { pattern, specials, counts: WordCounts::new(), documents: 0, bytes: 0 }
+    pub fn new(pattern: Pattern, specials: SpecialTokens, max_token_length: Option<usize>) -> Self {
+        Self {
+            pattern,
+            specials,
+            max_token_length: max_token_length.map(|n| n.max(1)),
+            counts: WordCounts::new(),
+            ledger: Ledger::default(),
+            fingerprint: EMPTY_FINGERPRINT,
+        }
+    }
+
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    /// Serializes the word table (sorted by bytes, so equal tables give equal bytes).
+    pub fn snapshot(&self) -> Vec<u8> {
+        let mut words: Vec<(&Vec<u8>, &u64)> = self.counts.iter().collect();
+        words.sort_unstable();
+        let mut out = Vec::with_capacity(SNAPSHOT_MAGIC.len() + 8 + words.len() * 16);
+        out.extend_from_slice(SNAPSHOT_MAGIC);
+        out.extend_from_slice(&(words.len() as u64).to_le_bytes());
+        for (word, &count) in words {
+            put_varint(&mut out, word.len() as u64);
+            out.extend_from_slice(word);
+            put_varint(&mut out, count);
+        }
+        out
+    }
+
+    /// Replaces the state with a snapshot and the ledger and fingerprint saved with it.
+    pub fn restore(&mut self, snapshot: &[u8], ledger: Ledger, fingerprint: u64) -> Result<()> {
+        let corrupt = |what: &str| Error::Corrupt(format!("word-count snapshot: {what}"));
+        let body = snapshot.strip_prefix(SNAPSHOT_MAGIC).ok_or_else(|| corrupt("bad header"))?;
+        let (n, mut rest) = body.split_at_checked(8).ok_or_else(|| corrupt("cut short"))?;
+        let n = u64::from_le_bytes(n.try_into().expect("8 bytes"));
+        let mut counts = WordCounts::with_capacity(n.min(1 << 24) as usize);
+        for _ in 0..n {
+            let len = take_varint(&mut rest).ok_or_else(|| corrupt("cut short"))? as usize;
+            let (word, after) = rest.split_at_checked(len).ok_or_else(|| corrupt("cut short"))?;
+            rest = after;
+            let count = take_varint(&mut rest).ok_or_else(|| corrupt("cut short"))?;
+            if counts.insert(word.to_vec(), count).is_some() {
+                return Err(corrupt("a word appears twice"));
+            }
+        }
+        if !rest.is_empty() {
+            return Err(corrupt("trailing bytes"));
+        }
+        self.counts = counts;
+        self.ledger = ledger;
+        self.fingerprint = fingerprint;
+        Ok(())
     }
 
     pub fn pattern(&self) -> &Pattern {
@@ -47,12 +128,12 @@ impl WordCounter {
 
     /// Documents counted so far.
     pub fn documents(&self) -> u64 {
-        self.documents
+        self.ledger.documents
     }
 
     /// Bytes of documents counted so far.
     pub fn bytes(&self) -> u64 {
-        self.bytes
+        self.ledger.bytes
     }
 
     /// Distinct words so far.
@@ -74,27 +155,30 @@ impl WordCounter {
         let pool = parallel::pool(threads);
         // A few chunks per thread balances uneven documents without many partial maps.
         let chunk = docs.len().div_ceil(pool.current_num_threads() * 4).max(1);
-        let partials: Vec<Result<WordCounts>> = pool.install(|| {
+        let partials: Vec<Result<(WordCounts, Ledger)>> = pool.install(|| {
             docs.par_chunks(chunk)
                 .enumerate()
                 .map(|(c, chunk_docs)| {
                     let mut counts = WordCounts::new();
+                    let mut ledger = Ledger::default();
                     for (i, doc) in chunk_docs.iter().enumerate() {
-                        self.count_document(doc, &mut counts).map_err(|e| Error::PatternMatch {
-                            document: first_index + (c * chunk + i) as u64,
-                            message: e.to_string(),
+                        let index = first_index + (c * chunk + i) as u64;
+                        self.count_document(doc, index, &mut counts, &mut ledger).map_err(|e| {
+                            Error::PatternMatch { document: index, message: e.to_string() }
                         })?;
                     }
-                    Ok(counts)
+                    Ok((counts, ledger))
                 })
                 .collect()
         });
         let partials = partials.into_iter().collect::<Result<Vec<_>>>()?;
-        for partial in partials {
-            self.absorb(partial);
+        for (counts, ledger) in partials {
+            self.absorb(counts);
+            self.ledger.absorb(&ledger);
         }
-        self.documents += docs.len() as u64;
-        self.bytes += docs.iter().map(|d| d.data.len() as u64).sum::<u64>();
+        self.ledger.documents += docs.len() as u64;
+        self.ledger.bytes += docs.iter().map(|d| d.data.len() as u64).sum::<u64>();
+        self.fingerprint = fingerprint(self.fingerprint, docs);
         Ok(())
     }
 
@@ -126,12 +210,25 @@ impl WordCounter {
     fn count_document(
         &self,
         doc: &Document<'_>,
+        index: u64,
         counts: &mut WordCounts,
+        ledger: &mut Ledger,
     ) -> Result<(), fancy_regex::Error> {
-        let mut bump = |piece: &[u8]| match counts.get_mut(piece) {
-            Some(c) => *c += 1,
-            None => {
-                counts.insert(piece.to_vec(), 1);
+        // Bytes that validate take the text path; others are tallied in the ledger first.
+        let is_text = doc.is_text || std::str::from_utf8(doc.data).is_ok();
+        if !is_text {
+            ledger.tally_invalid(doc.data, index);
+        }
+        let max = self.max_token_length.unwrap_or(usize::MAX);
+        let mut pieces_cut = 0;
+        let mut bump = |piece: &[u8]| {
+            if piece.len() > max {
+                pieces_cut += 1;
+                for part in cut(piece, max) {
+                    add_one(counts, part);
+                }
+            } else {
+                add_one(counts, piece);
             }
         };
         self.specials.split(
@@ -141,7 +238,7 @@ impl WordCounter {
                 // Special-token text is cut out of training, not counted.
                 Part::Special(_) => Ok(()),
                 Part::Text(segment) => {
-                    if doc.is_text {
+                    if is_text {
                         // SAFETY: the document is valid UTF-8, and special tokens (valid UTF-8
                         // themselves) match only on character boundaries, so every segment
                         // between them is valid UTF-8 too.
@@ -152,7 +249,9 @@ impl WordCounter {
                     }
                 }
             },
-        )
+        )?;
+        ledger.pieces_cut += pieces_cut;
+        Ok(())
     }
 
     fn absorb(&mut self, partial: WordCounts) {
@@ -165,5 +264,93 @@ impl WordCounter {
             // (pre-counted words go through `add_word`, which checks).
             *self.counts.entry(word).or_insert(0) += n;
         }
+    }
+}
+
+const SNAPSHOT_MAGIC: &[u8] = b"BBPEWC1\0";
+
+fn add_one(counts: &mut WordCounts, piece: &[u8]) {
+    match counts.get_mut(piece) {
+        Some(c) => *c += 1,
+        None => {
+            counts.insert(piece.to_vec(), 1);
+        }
+    }
+}
+
+/// Cuts `piece` into parts of at most `max` bytes, at character boundaries where the
+/// piece is text (a character longer than `max` is cut inside).
+fn cut(piece: &[u8], max: usize) -> impl Iterator<Item = &[u8]> {
+    let mut rest = piece;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let mut end = rest.len().min(max);
+        if end < rest.len() {
+            // Back off continuation bytes so a character stays whole when it can.
+            let boundary = (1..=end).rev().find(|&i| rest[i] & 0xC0 != 0x80).unwrap_or(end);
+            end = boundary.max(1);
+        }
+        let (part, after) = rest.split_at(end);
+        rest = after;
+        Some(part)
+    })
+}
+
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn take_varint(input: &mut &[u8]) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&byte, rest) = input.split_first()?;
+        *input = rest;
+        value |= u64::from(byte & 0x7F).checked_shl(shift)?;
+        if byte < 0x80 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counter(max: Option<usize>) -> WordCounter {
+        WordCounter::new(Pattern::new("cl100k").unwrap(), SpecialTokens::default(), max)
+    }
+
+    #[test]
+    fn snapshot_round_trips() {
+        let mut c = counter(None);
+        let docs = [Document { data: b"hello world hello \xff", is_text: false }];
+        c.add_documents(&docs, 0, Some(1)).unwrap();
+        c.add_word(b"big", u64::MAX - 5).unwrap();
+        let snap = c.snapshot();
+        let mut d = counter(None);
+        d.restore(&snap, c.ledger().clone(), c.fingerprint()).unwrap();
+        assert_eq!(d.snapshot(), snap);
+        assert_eq!(d.into_words(), c.into_words());
+        assert!(counter(None).restore(&snap[..snap.len() - 1], Ledger::default(), 0).is_err());
+    }
+
+    #[test]
+    fn long_pieces_are_cut_at_character_boundaries() {
+        let parts: Vec<&[u8]> = cut("aé€😀b".as_bytes(), 4).collect();
+        let expected: Vec<&[u8]> = vec![b"a\xc3\xa9", "€".as_bytes(), "😀".as_bytes(), b"b"];
+        assert_eq!(parts, expected);
+        let mut c = counter(Some(3));
+        let docs = [Document { data: b"abcdefgh xy", is_text: true }];
+        c.add_documents(&docs, 0, Some(1)).unwrap();
+        assert_eq!(c.ledger().pieces_cut, 1);
+        let words = c.into_words();
+        assert!(words.iter().all(|(w, _)| w.len() <= 3), "{words:?}");
     }
 }

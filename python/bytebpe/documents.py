@@ -1,0 +1,146 @@
+"""Turning any supported input into a stream of documents (`str` or `bytes`), in batches.
+
+Items may be `str`, `bytes`, lists of those (batches), dict rows with a text column (a
+dict whose column holds a list is a batch of rows, as `datasets` gives them), or a
+`datasets.Dataset` / `IterableDataset`. A bad item raises a TypeError naming where it is,
+or, when the caller keeps a `rejected` tally, is counted by type and skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+# A batch is flushed at this many bytes even before `buffer_size` documents, so one
+# batch never takes long to count (Ctrl-C and checkpoints happen between batches).
+BATCH_BYTES = 16 * 1024 * 1024
+
+
+def iter_documents(
+    data: Any, text_column: str, buffer_size: int, rejected: dict[str, int] | None = None
+) -> Iterator[str | bytes]:
+    """Yields the documents of `data` in order."""
+    if is_hf_dataset(data):
+        yield from _dataset_documents(data, text_column, buffer_size, rejected)
+        return
+    if isinstance(data, (str, bytes)):
+        raise TypeError(
+            "the training data is a single str/bytes; pass an iterable of documents "
+            "(e.g. [text]) so each is a document"
+        )
+    if not isinstance(data, Iterable):
+        raise TypeError(f"the training data must be iterable, not {type(data).__name__}")
+    for index, item in enumerate(data):
+        if isinstance(item, (str, bytes)):
+            yield item
+        elif isinstance(item, (bytearray, memoryview)):
+            yield bytes(item)
+        elif isinstance(item, Mapping):
+            yield from _row_documents(item, text_column, f"item {index}", rejected)
+        elif isinstance(item, (list, tuple)):
+            for j, element in enumerate(item):
+                if isinstance(element, (str, bytes)):
+                    yield element
+                elif isinstance(element, Mapping):
+                    yield from _row_documents(element, text_column, f"item {index}[{j}]", rejected)
+                else:
+                    _reject(f"item {index}[{j}] (in a batch)", element, text_column, rejected)
+        else:
+            _reject(f"item {index}", item, text_column, rejected)
+
+
+def is_one_shot(data: Any) -> bool:
+    """True for inputs that cannot be read twice (iterators, generators)."""
+    return not is_hf_dataset(data) and iter(data) is data
+
+
+def is_hf_dataset(data: object) -> bool:
+    cls = type(data)
+    return cls.__module__.startswith("datasets.") and cls.__name__ in (
+        "Dataset",
+        "IterableDataset",
+    )
+
+
+def batches(
+    documents: Iterator[str | bytes], buffer_size: int
+) -> Iterator[list[str | bytes]]:
+    """Groups documents into batches of at most `buffer_size` documents or about
+    BATCH_BYTES bytes."""
+    batch: list[str | bytes] = []
+    batch_bytes = 0
+    for doc in documents:
+        batch.append(doc)
+        batch_bytes += len(doc)
+        if len(batch) >= buffer_size or batch_bytes >= BATCH_BYTES:
+            yield batch
+            batch, batch_bytes = [], 0
+    if batch:
+        yield batch
+
+
+def surrogate_error(batch: list[str | bytes], first: int) -> ValueError:
+    """The error for the first document of `batch` with a lone surrogate."""
+    for i, doc in enumerate(batch):
+        if isinstance(doc, str):
+            try:
+                doc.encode("utf-8")
+            except UnicodeEncodeError as e:
+                return ValueError(
+                    f"document {first + i} contains a lone surrogate at character {e.start}, "
+                    "which is not valid text; pass doc.encode('utf-8', 'surrogatepass') "
+                    "to keep it reversibly, or clean the text"
+                )
+    return ValueError("a document contains a lone surrogate")
+
+
+def _row_documents(
+    row: Mapping, text_column: str, where: str, rejected: dict[str, int] | None
+) -> Iterator[str | bytes]:
+    if text_column not in row:
+        if rejected is not None:
+            _count(rejected, f"row without {text_column!r}")
+            return
+        raise KeyError(
+            f"{where} is a row without a {text_column!r} column (it has "
+            f"{sorted(map(str, row))}); pass text_column=... to pick the text"
+        )
+    value = row[text_column]
+    if isinstance(value, (str, bytes)):
+        yield value
+    elif isinstance(value, (list, tuple)):  # a batch of rows, as datasets gives them
+        for j, element in enumerate(value):
+            if isinstance(element, (str, bytes)):
+                yield element
+            else:
+                _reject(f"{where}[{text_column!r}][{j}]", element, text_column, rejected)
+    else:
+        _reject(f"{where}[{text_column!r}]", value, text_column, rejected)
+
+
+def _reject(where: str, item: object, text_column: str, rejected: dict[str, int] | None) -> None:
+    if rejected is not None:
+        _count(rejected, type(item).__name__)
+        return
+    raise TypeError(
+        f"{where} of the training data is {type(item).__name__}; expected str, bytes, "
+        f"a list of those, or a dict row with a {text_column!r} column "
+        "(on_bad_item='skip' skips such items and counts them in the loss ledger)"
+    )
+
+
+def _count(rejected: dict[str, int], key: str) -> None:
+    rejected[key] = rejected.get(key, 0) + 1
+
+
+def _dataset_documents(
+    dataset: Any, text_column: str, buffer_size: int, rejected: dict[str, int] | None
+) -> Iterator[str | bytes]:
+    columns = dataset.column_names
+    if columns is not None and text_column not in columns:
+        raise KeyError(
+            f"the dataset has no {text_column!r} column (it has {columns}); "
+            "pass text_column=... to pick the text"
+        )
+    for b, batch in enumerate(dataset.iter(batch_size=buffer_size)):
+        yield from _row_documents(batch, text_column, f"dataset batch {b}", rejected)

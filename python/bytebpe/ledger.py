@@ -1,0 +1,82 @@
+"""The loss ledger a tokenizer carries: what training saw and could not keep as ordinary
+text (from the Rust counter), and what decoding replaced, ignored or could not find.
+
+Decode counters are shared by every thread using the tokenizer, so they sit behind a lock.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from typing import Any
+
+DECODE_KEYS = ("bytes_replaced", "bytes_ignored", "unknown_ids")
+
+
+class DecodeLedger:
+    def __init__(self, training: dict[str, Any] | None) -> None:
+        self.training = copy.deepcopy(training) if training is not None else None
+        self._decode = dict.fromkeys(DECODE_KEYS, 0)
+        self._lock = threading.Lock()
+
+    def add(self, key: str, n: int) -> None:
+        with self._lock:
+            self._decode[key] += n
+
+    def report(self) -> dict[str, Any]:
+        with self._lock:
+            decode = dict(self._decode)
+        return {"training": copy.deepcopy(self.training), "decode": decode}
+
+
+def is_clean(report: dict[str, Any]) -> bool:
+    """True when nothing was lost or altered: every count in the ledger (other than the
+    documents and bytes seen) is zero."""
+    training = report.get("training") or {}
+    lossy = [
+        sum(training.get("invalid_utf8_bytes", {}).values()),
+        training.get("lone_surrogates", 0),
+        training.get("unmatched_bytes", 0),
+        training.get("pieces_cut", 0),
+        sum(training.get("rejected_items", {}).values()),
+        training.get("dropped_word_mass", 0),
+        training.get("dropped_bytes", 0),
+        *report.get("decode", {}).values(),
+    ]
+    return not any(lossy)
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """A human-readable rendering of `Tokenizer.loss_report()`."""
+    lines = []
+    training = report.get("training")
+    if training is None:
+        lines.append("training: not recorded (tokenizer imported or from an older file)")
+    else:
+        lines.append(
+            f"training: {training['documents']:,} documents, {training['bytes']:,} bytes"
+        )
+        invalid = training.get("invalid_utf8_bytes", {})
+        total = sum(invalid.values())
+        detail = ", ".join(f"{k} {v:,}" for k, v in invalid.items() if v)
+        lines.append(f"  invalid UTF-8 bytes (kept as byte tokens): {total:,}"
+                     + (f" ({detail})" if detail else ""))
+        for e in training.get("invalid_utf8_examples", [])[:10]:
+            lines.append(f"    e.g. {e['kind']} at document {e['document']}, byte {e['offset']}")
+        lines.append(f"  lone surrogates (kept as bytes): {training.get('lone_surrogates', 0):,}")
+        lines.append(f"  bytes the pattern did not match (kept as pieces): "
+                     f"{training.get('unmatched_bytes', 0):,}")
+        lines.append(f"  pieces cut by max_token_length: {training.get('pieces_cut', 0):,}")
+        rejected = training.get("rejected_items", {})
+        lines.append(f"  items rejected: {sum(rejected.values()):,}"
+                     + (f" ({', '.join(f'{k} {v:,}' for k, v in rejected.items())})"
+                        if rejected else ""))
+        lines.append(f"  word mass dropped by a memory budget: "
+                     f"{training.get('dropped_word_mass', 0):,} "
+                     f"({training.get('dropped_bytes', 0):,} bytes)")
+    decode = report.get("decode", {})
+    lines.append(
+        "decode: " + ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in decode.items())
+    )
+    lines.append("clean: yes" if is_clean(report) else "clean: no (see above)")
+    return "\n".join(lines)

@@ -1,0 +1,366 @@
+"""The run store: one training run in one SQLite file (WAL mode).
+
+Tables:
+    meta      key -> value: format, version, pattern, special tokens, min frequency, max
+              token length, target vocab size, complete
+    counting  one row: documents and bytes counted, input fingerprint, finished flag
+    snapshot  the word-count table (serialized by the Rust counter) in chunks
+    merges    the merge log: rank, left, right, token, token bytes, count, phase, time
+    ledger    name -> JSON: the loss ledger, written with every checkpoint and commit
+
+Merges are committed in small transactions, so after any crash (even SIGKILL) the file
+holds a consistent prefix of the merge log, the snapshot it came from and a ledger that
+matches. Only Python's `sqlite3` ever opens the file (one copy of SQLite per process,
+see DESIGN.md), and a lock file keeps two runs from writing one store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bytebpe._bytebpe import CorruptTokenizerError
+
+FORMAT = "bytebpe-run"
+VERSION = 1
+SQLITE_MAGIC = b"SQLite format 3\x00"
+SNAPSHOT_CHUNK = 64 * 1024 * 1024
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE counting (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    documents INTEGER NOT NULL, bytes INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL, finished INTEGER NOT NULL, updated REAL NOT NULL);
+CREATE TABLE snapshot (chunk INTEGER PRIMARY KEY, data BLOB NOT NULL);
+CREATE TABLE merges (
+    rank INTEGER PRIMARY KEY, left_id INTEGER NOT NULL, right_id INTEGER NOT NULL,
+    token_id INTEGER NOT NULL, token BLOB NOT NULL, count NOT NULL,
+    phase INTEGER NOT NULL, time REAL NOT NULL);
+CREATE TABLE ledger (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+
+class StoreError(ValueError):
+    """The run store cannot be used as asked (in use, other settings, not writable)."""
+
+
+class RunStore:
+    """Where and how often a training run is made durable.
+
+    `commit_every` (seconds) bounds how many merges a crash can lose; `checkpoint_every`
+    (seconds) how much counting. Pass a path instead when the defaults suit.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        commit_every: float = 1.0,
+        checkpoint_every: float = 60.0,
+    ) -> None:
+        for name, value in (("commit_every", commit_every), ("checkpoint_every", checkpoint_every)):
+            if not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"{name}={value!r}; it is a number of seconds >= 0")
+        self.path = os.fspath(path)
+        self.commit_every = float(commit_every)
+        self.checkpoint_every = float(checkpoint_every)
+
+    def __repr__(self) -> str:
+        return f"RunStore({self.path!r}, commit_every={self.commit_every}, " \
+               f"checkpoint_every={self.checkpoint_every})"
+
+
+@dataclass
+class RunConfig:
+    """What must match for a run to be resumed."""
+
+    pattern: str
+    special_tokens: list[str]
+    min_frequency: int
+    max_token_length: int | None
+
+    def as_meta(self) -> dict[str, str]:
+        return {
+            "pattern": self.pattern,
+            "special_tokens": json.dumps(self.special_tokens),
+            "min_frequency": str(self.min_frequency),
+            "max_token_length": json.dumps(self.max_token_length),
+        }
+
+
+@dataclass
+class StoredRun:
+    """What a store holds."""
+
+    meta: dict[str, str]
+    documents: int = 0
+    bytes: int = 0
+    fingerprint: int | None = None
+    counting_finished: bool = False
+    snapshot: bytes | None = None
+    ledger: dict[str, Any] = field(default_factory=dict)
+    merges: list[tuple[int, int, int, int]] = field(default_factory=list)
+
+    @property
+    def special_tokens(self) -> list[str]:
+        return json.loads(self.meta["special_tokens"])
+
+
+def is_store_file(path: str | os.PathLike[str]) -> bool:
+    with open(path, "rb") as f:
+        return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+
+
+def _count_value(count: int) -> int | str:
+    # SQLite integers are signed 64-bit; larger u64 counts are kept exactly as text.
+    return count if count < 2**63 else str(count)
+
+
+def read(path: str | os.PathLike[str], *, with_snapshot: bool = True) -> StoredRun:
+    """Reads a store (also while another process writes it). Foreign, truncated or
+    damaged files raise CorruptTokenizerError naming the file."""
+    where = repr(os.fspath(path))
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no run store at {where}")
+    try:
+        conn = sqlite3.connect(f"file:{os.fspath(path)}?mode=ro", uri=True)
+    except sqlite3.Error as e:
+        raise CorruptTokenizerError(f"{where} cannot be opened as a run store: {e}") from None
+    try:
+        return _read(conn, where, with_snapshot)
+    except sqlite3.DatabaseError as e:
+        raise CorruptTokenizerError(f"{where} is not a readable run store: {e}") from None
+    finally:
+        conn.close()
+
+
+def _read(conn: sqlite3.Connection, where: str, with_snapshot: bool) -> StoredRun:
+    check = conn.execute("PRAGMA quick_check").fetchone()[0]
+    if check != "ok":
+        raise CorruptTokenizerError(f"{where} is damaged: {check}")
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if not {"meta", "counting", "snapshot", "merges", "ledger"} <= tables:
+        raise CorruptTokenizerError(f"{where} is an SQLite file but not a bytebpe run store")
+    meta = dict(conn.execute("SELECT key, value FROM meta"))
+    if meta.get("format") != FORMAT:
+        raise CorruptTokenizerError(f"{where} is an SQLite file but not a bytebpe run store")
+    if meta.get("version") != str(VERSION):
+        raise CorruptTokenizerError(
+            f"{where} has store version {meta.get('version')}; this bytebpe reads {VERSION}"
+        )
+    run = StoredRun(meta=meta)
+    row = conn.execute("SELECT documents, bytes, fingerprint, finished FROM counting").fetchone()
+    if row is not None:
+        run.documents, run.bytes = row[0], row[1]
+        run.fingerprint, run.counting_finished = int(row[2]), bool(row[3])
+        if with_snapshot:
+            chunks = conn.execute("SELECT data FROM snapshot ORDER BY chunk").fetchall()
+            run.snapshot = b"".join(c[0] for c in chunks) if chunks else None
+    run.ledger = {name: json.loads(value) for name, value in conn.execute("SELECT * FROM ledger")}
+    merges = conn.execute("SELECT rank, left_id, right_id, token_id, count FROM merges ORDER BY rank")
+    for expected, (rank, left, right, token, count) in enumerate(merges):
+        if rank != expected:
+            raise CorruptTokenizerError(f"{where}: the merge log has a gap at rank {expected}")
+        run.merges.append((left, right, token, int(count)))
+    return run
+
+
+class OpenRun:
+    """A store opened for writing by one training run (holds the lock)."""
+
+    def __init__(self, store: RunStore, config: RunConfig, vocab_size: int) -> None:
+        self.store = store
+        self.where = repr(store.path)
+        self._lock = _acquire_lock(store.path)
+        existed = os.path.exists(store.path) and os.path.getsize(store.path) > 0
+        try:
+            self.stored = self._open(config, vocab_size, existed)
+        except BaseException:
+            self._lock.close()
+            raise
+        self._pending: list[tuple[Any, ...]] = []
+        self._last_commit = time.monotonic()
+        # Token bytes by id, to store each merge's bytes (the log is readable on its own).
+        self._tokens = [bytes([b]) for b in range(256)]
+        self._append_tokens(self.stored.merges)
+        self._rank = len(self.stored.merges)
+        self._ledger: dict[str, Any] = dict(self.stored.ledger)
+
+    def _open(self, config: RunConfig, vocab_size: int, existed: bool) -> StoredRun:
+        if existed:
+            stored = read(self.store.path)
+            _check_same_config(stored.meta, config, self.where)
+        try:
+            self.conn = sqlite3.connect(self.store.path, isolation_level=None, timeout=5.0)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            if not existed:
+                with self._transaction():
+                    for statement in SCHEMA.split(";"):
+                        if statement.strip():
+                            self.conn.execute(statement)
+                    meta = {"format": FORMAT, "version": str(VERSION), **config.as_meta()}
+                    self.conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+                stored = StoredRun(meta=meta)
+            with self._transaction():
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('vocab_size', ?), ('complete', '0')",
+                    (str(vocab_size),),
+                )
+        except sqlite3.Error as e:
+            raise self._write_error(e) from None
+        return stored
+
+    # ---- counting
+
+    def checkpoint_counting(self, counter: Any, finished: bool) -> None:
+        """Saves the word table, progress and ledger in one transaction."""
+        snapshot = counter.snapshot()
+        self._ledger["counting"] = counter.ledger()
+        try:
+            with self._transaction():
+                self.conn.execute("DELETE FROM snapshot")
+                self.conn.executemany(
+                    "INSERT INTO snapshot VALUES (?, ?)",
+                    (
+                        (i, snapshot[start : start + SNAPSHOT_CHUNK])
+                        for i, start in enumerate(range(0, len(snapshot), SNAPSHOT_CHUNK))
+                    ),
+                )
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO counting VALUES (1, ?, ?, ?, ?, ?)",
+                    (counter.documents, counter.bytes, str(counter.fingerprint), int(finished),
+                     time.time()),
+                )
+                self._write_ledger()
+        except sqlite3.Error as e:
+            raise self._write_error(e) from None
+
+    def set_ledger(self, name: str, value: Any) -> None:
+        self._ledger[name] = value
+
+    # ---- merging
+
+    def add_merges(self, merges: Sequence[tuple[int, int, int, int]]) -> None:
+        """Queues new merges and commits when due."""
+        now = time.time()
+        for (left, right, token, count), data in zip(merges, self._append_tokens(merges)):
+            self._pending.append((self._rank, left, right, token, data, _count_value(count), 0, now))
+            self._rank += 1
+        if time.monotonic() - self._last_commit >= self.store.commit_every:
+            self.commit()
+
+    def _append_tokens(self, merges: Sequence[tuple[int, int, int, int]]) -> list[bytes]:
+        out = []
+        for left, right, token, _ in merges:
+            data = self._tokens[left] + self._tokens[right]
+            if token == len(self._tokens):
+                self._tokens.append(data)
+            out.append(data)
+        return out
+
+    def commit(self) -> None:
+        try:
+            with self._transaction():
+                self.conn.executemany("INSERT INTO merges VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._pending)
+                self._write_ledger()
+        except sqlite3.Error as e:
+            raise self._write_error(e) from None
+        self._pending.clear()
+        self._last_commit = time.monotonic()
+
+    def finish(self) -> None:
+        self.commit()
+        try:
+            with self._transaction():
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('complete', '1')")
+        except sqlite3.Error as e:
+            raise self._write_error(e) from None
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        finally:
+            self._lock.close()
+
+    # ---- helpers
+
+    def _write_ledger(self) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO ledger VALUES (?, ?)",
+            ((name, json.dumps(value, sort_keys=True)) for name, value in self._ledger.items()),
+        )
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self.conn)
+
+    def _write_error(self, e: sqlite3.Error) -> StoreError:
+        done = self._rank - len(self._pending) if hasattr(self, "_rank") else 0
+        return StoreError(
+            f"cannot write the run store {self.where}: {e}. What was committed before "
+            f"({done} merges) is intact and readable; free space or pick a writable "
+            "location, then run the same call again to resume"
+        )
+
+
+class _Transaction:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        else:
+            self.conn.execute("ROLLBACK")
+
+
+def _check_same_config(meta: dict[str, str], config: RunConfig, where: str) -> None:
+    for key, wanted in config.as_meta().items():
+        if meta.get(key) != wanted:
+            raise StoreError(
+                f"the run store {where} was made with {key}={meta.get(key)}, but this call "
+                f"has {key}={wanted}; use another store path (or delete it) to start a new "
+                "run with these settings"
+            )
+
+
+class _Lock:
+    def __init__(self, f: Any) -> None:
+        self.f = f
+
+    def close(self) -> None:
+        self.f.close()
+
+
+def _acquire_lock(path: str) -> _Lock:
+    import fcntl
+
+    lock_path = path + ".lock"
+    try:
+        f = open(lock_path, "a+")
+    except OSError as e:
+        raise StoreError(f"cannot create the run store {path!r}: {e}") from None
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        holder = f.read().strip() or "another process"
+        f.close()
+        raise StoreError(
+            f"the run store {path!r} is in use by another training run ({holder}); "
+            "wait for it to finish, or use another path"
+        ) from None
+    f.seek(0)
+    f.truncate()
+    f.write(f"pid {os.getpid()}")
+    f.flush()
+    return _Lock(f)

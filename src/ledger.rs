@@ -1,0 +1,182 @@
+//! The loss ledger of counting: what was seen, and every byte that could not be kept as
+//! ordinary text, by kind. Per-chunk ledgers are summed, so the totals are exact for any
+//! thread count; the kept examples are the earliest ones, so they are deterministic too.
+
+/// How many example positions to keep per kind of invalid UTF-8.
+pub const EXAMPLES: usize = 5;
+
+/// Why a stretch of bytes is not valid UTF-8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum InvalidKind {
+    /// A continuation byte (0x80-0xBF) with no lead byte before it.
+    StrayContinuation = 0,
+    /// 0xC0, 0xC1 or 0xF5-0xFF, which never occur in UTF-8.
+    NeverValid = 1,
+    /// A lead byte whose sequence is cut short.
+    Truncated = 2,
+    /// A longer encoding of a character than needed (0xE0 0x80-0x9F, 0xF0 0x80-0x8F).
+    Overlong = 3,
+    /// An encoded UTF-16 surrogate (0xED 0xA0-0xBF ..), as "surrogatepass" writes.
+    Surrogate = 4,
+    /// A code point above U+10FFFF (0xF4 0x90-0xBF ..).
+    TooLarge = 5,
+}
+
+pub const INVALID_KINDS: [InvalidKind; 6] = [
+    InvalidKind::StrayContinuation,
+    InvalidKind::NeverValid,
+    InvalidKind::Truncated,
+    InvalidKind::Overlong,
+    InvalidKind::Surrogate,
+    InvalidKind::TooLarge,
+];
+
+impl InvalidKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            InvalidKind::StrayContinuation => "stray_continuation",
+            InvalidKind::NeverValid => "never_valid",
+            InvalidKind::Truncated => "truncated",
+            InvalidKind::Overlong => "overlong",
+            InvalidKind::Surrogate => "surrogate",
+            InvalidKind::TooLarge => "too_large",
+        }
+    }
+}
+
+/// Counters of one counting run (or one chunk of it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ledger {
+    pub documents: u64,
+    pub bytes: u64,
+    /// Bytes that are not valid UTF-8, by `InvalidKind` (kept as one-byte pieces).
+    pub invalid_bytes: [u64; 6],
+    /// The earliest (kind, document, byte offset) of each kind, at most `EXAMPLES` each.
+    pub invalid_examples: Vec<(InvalidKind, u64, u64)>,
+    /// Encoded lone surrogates (each 3 bytes, also counted under `Surrogate`).
+    pub surrogates: u64,
+    /// Bytes a custom pattern did not match (kept as pieces of their own).
+    pub unmatched_bytes: u64,
+    /// Pieces longer than the maximum token length, cut into shorter words.
+    pub pieces_cut: u64,
+}
+
+impl Ledger {
+    pub fn absorb(&mut self, other: &Ledger) {
+        self.documents += other.documents;
+        self.bytes += other.bytes;
+        for (mine, theirs) in self.invalid_bytes.iter_mut().zip(other.invalid_bytes) {
+            *mine += theirs;
+        }
+        self.surrogates += other.surrogates;
+        self.unmatched_bytes += other.unmatched_bytes;
+        self.pieces_cut += other.pieces_cut;
+        self.invalid_examples.extend_from_slice(&other.invalid_examples);
+        self.trim_examples();
+    }
+
+    fn trim_examples(&mut self) {
+        self.invalid_examples.sort_unstable();
+        self.invalid_examples.dedup();
+        let mut kept = Vec::with_capacity(self.invalid_examples.len());
+        for example in &self.invalid_examples {
+            if kept.iter().filter(|(k, _, _)| *k == example.0).count() < EXAMPLES {
+                kept.push(*example);
+            }
+        }
+        self.invalid_examples = kept;
+    }
+
+    /// Counts the invalid UTF-8 in document `doc` (its bytes `data`).
+    pub fn tally_invalid(&mut self, data: &[u8], doc: u64) {
+        let mut at = 0;
+        while at < data.len() {
+            let rest = &data[at..];
+            let bad_start = match std::str::from_utf8(rest) {
+                Ok(_) => return,
+                Err(e) => at + e.valid_up_to(),
+            };
+            let (kind, len) = classify(&data[bad_start..]);
+            self.invalid_bytes[kind as usize] += len as u64;
+            if kind == InvalidKind::Surrogate && len == 3 {
+                self.surrogates += 1;
+            }
+            if self.invalid_examples.iter().filter(|(k, _, _)| *k == kind).count() < EXAMPLES {
+                self.invalid_examples.push((kind, doc, bad_start as u64));
+            }
+            at = bad_start + len;
+        }
+    }
+}
+
+/// The kind of the invalid sequence at the start of `bad`, and how many bytes it spans:
+/// the lead byte plus the continuation bytes that follow it (up to the sequence length).
+/// Every byte it spans is invalid: a continuation byte can never start a character.
+fn classify(bad: &[u8]) -> (InvalidKind, usize) {
+    let lead = bad[0];
+    let needed = match lead {
+        0x80..=0xBF => return (InvalidKind::StrayContinuation, 1),
+        0xC0 | 0xC1 | 0xF5..=0xFF => return (InvalidKind::NeverValid, 1),
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    };
+    let follow =
+        bad[1..].iter().take(needed - 1).take_while(|b| (0x80..=0xBF).contains(*b)).count();
+    let second = bad.get(1).copied().unwrap_or(0);
+    let kind = match (lead, second) {
+        (0xE0, 0x80..=0x9F) | (0xF0, 0x80..=0x8F) => InvalidKind::Overlong,
+        (0xED, 0xA0..=0xBF) => InvalidKind::Surrogate,
+        (0xF4, 0x90..=0xBF) => InvalidKind::TooLarge,
+        _ => InvalidKind::Truncated,
+    };
+    (kind, 1 + follow)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tally(data: &[u8]) -> Ledger {
+        let mut l = Ledger::default();
+        l.tally_invalid(data, 7);
+        l
+    }
+
+    #[test]
+    fn kinds_and_spans() {
+        let l = tally(b"ok\x80\xc0 \xe2\x82x \xe0\x80\x80 \xed\xa0\x80 \xf4\x90\x80\x80 \xff");
+        assert_eq!(l.invalid_bytes, [1, 2, 2, 3, 3, 4]);
+        assert_eq!(l.surrogates, 1);
+        assert_eq!(l.invalid_examples[0], (InvalidKind::StrayContinuation, 7, 2));
+        assert_eq!(l.invalid_examples.len(), 7);
+    }
+
+    #[test]
+    fn total_matches_the_invalid_byte_split() {
+        let data = b"\xed\xa0\x80\xed\xbf\xbf a\xe2\x82\xe2\x82\xac \xf0\x9f\x98 \xc3";
+        let mut invalid = 0;
+        crate::pretokenize::for_each_utf8_run(data, |run| {
+            if let crate::pretokenize::Utf8Run::Invalid(b) = run {
+                invalid += b.len() as u64;
+            }
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert_eq!(tally(data).invalid_bytes.iter().sum::<u64>(), invalid);
+        assert_eq!(tally(data).surrogates, 2);
+    }
+
+    #[test]
+    fn examples_keep_the_earliest() {
+        let mut a = Ledger::default();
+        for doc in (0..10).rev() {
+            let mut one = Ledger::default();
+            one.tally_invalid(b"\xff", doc);
+            a.absorb(&one);
+        }
+        let docs: Vec<u64> = a.invalid_examples.iter().map(|e| e.1).collect();
+        assert_eq!(docs, vec![0, 1, 2, 3, 4]);
+        assert_eq!(a.invalid_bytes[InvalidKind::NeverValid as usize], 10);
+    }
+}
