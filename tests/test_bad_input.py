@@ -169,7 +169,7 @@ def test_decode_invalid_utf8_strict_and_replace(tok):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"", "not valid JSON"),
+        (b"", "is empty"),
         (b"\x00\x01garbage", "not valid JSON"),
         (b'{"hello": 1}', "not a bytebpe tokenizer"),
         (b"[1, 2]", "not a bytebpe tokenizer"),

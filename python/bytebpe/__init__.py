@@ -16,12 +16,15 @@ from bytebpe._bytebpe import (
 )
 from bytebpe.encode_file import encode_to_file
 from bytebpe.inputs import read_files
+from bytebpe.store import RunStore, StoreError
 from bytebpe.tokenizer import Merge, StreamingDecoder, Tokenizer, TrainingWarning
 
 __all__ = [
     "CorruptTokenizerError",
     "Merge",
     "PatternError",
+    "RunStore",
+    "StoreError",
     "StreamingDecoder",
     "Tokenizer",
     "TrainingWarning",

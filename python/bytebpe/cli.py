@@ -26,10 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     _add_train(commands)
     _add_encode(commands)
+    _add_inspect(commands)
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (OSError, ValueError, TypeError, KeyError) as e:
+    except (OSError, ValueError, TypeError, KeyError) as e:  # CorruptTokenizerError is a ValueError
         print(f"bytebpe {args.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -137,6 +138,56 @@ def _encode(args: argparse.Namespace) -> int:
     dtype, _ = itemsize_for(tok, args.dtype)
     print(f"wrote {count:,} tokens ({dtype}) to {args.output} in {seconds:.2f} s")
     return 0
+
+
+def _add_inspect(commands: argparse._SubParsersAction) -> None:
+    p = commands.add_parser(
+        "inspect",
+        help="show a run store or tokenizer file: settings, progress, merges, loss ledger",
+    )
+    p.add_argument("path", help="a run store (.sqlite) or a tokenizer file")
+    p.add_argument("--top", type=int, default=15, help="how many merges to list")
+    p.set_defaults(run=_inspect)
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    from bytebpe import store
+    from bytebpe.ledger import format_report
+
+    tok = Tokenizer.load(args.path)
+    if store.is_store_file(args.path):
+        run = store.read(args.path, with_snapshot=False)
+        meta = run.meta
+        print(f"run store {args.path}")
+        print(f"  pattern: {_pattern_name(meta['pattern'])}")
+        print(f"  special tokens: {run.special_tokens}")
+        print(f"  min_frequency: {meta['min_frequency']}, max_token_length: "
+              f"{meta['max_token_length']}, target vocab_size: {meta.get('vocab_size')}")
+        state = "finished" if run.counting_finished else "in progress"
+        print(f"  counting: {state}, {run.documents:,} documents, {run.bytes:,} bytes")
+        print(f"  merges: {len(run.merges):,}; vocabulary so far: {tok.vocab_size:,}")
+        print(f"  complete: {'yes' if meta.get('complete') == '1' else 'no'}")
+    else:
+        print(f"tokenizer {args.path}")
+        print(f"  pattern: {_pattern_name(tok.pattern)}")
+        print(f"  special tokens: {list(tok.special_tokens)}")
+        print(f"  vocab_size: {tok.vocab_size:,}")
+    merges = tok.merges()
+    if merges and args.top > 0:
+        print(f"first {min(args.top, len(merges))} merges (rank: token, count):")
+        for rank, m in enumerate(merges[: args.top]):
+            print(f"  {rank}: {_printable(tok.token_bytes(m.token))!r} {m.count:,}")
+    print(format_report(tok.loss_report()))
+    return 0
+
+
+def _pattern_name(pattern: str) -> str:
+    from bytebpe import _bytebpe
+
+    for name in ("gpt2", "cl100k", "o200k"):
+        if _bytebpe.resolve_pattern(name) == pattern:
+            return name
+    return repr(pattern)
 
 
 def _report_compression(tok: Tokenizer, heldout: list[str | bytes]) -> None:

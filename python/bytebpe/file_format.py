@@ -163,6 +163,8 @@ def load(path: str | os.PathLike[str], vocab_size: int | None = None) -> Loaded:
     where = repr(os.fspath(path))
     with open(path, "rb") as f:
         raw = f.read()
+    if not raw:
+        raise CorruptTokenizerError(f"{where} is empty (a run store that is being created?)")
     try:
         state = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:

@@ -178,7 +178,7 @@ class OpenRun:
         self.store = store
         self.where = repr(store.path)
         self._lock = _acquire_lock(store.path)
-        existed = os.path.exists(store.path) and os.path.getsize(store.path) > 0
+        existed = os.path.exists(store.path) and not _is_blank(store.path)
         try:
             self.stored = self._open(config, vocab_size, existed)
         except BaseException:
@@ -321,6 +321,23 @@ class _Transaction:
             self.conn.execute("COMMIT")
         else:
             self.conn.execute("ROLLBACK")
+
+
+def _is_blank(path: str) -> bool:
+    """True for a file a crash left before the schema was committed (empty, or an SQLite
+    database without tables), which is safe to initialize."""
+    if os.path.getsize(path) == 0:
+        return True
+    if not is_store_file(path):
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
 
 
 def _check_same_config(meta: dict[str, str], config: RunConfig, where: str) -> None:

@@ -7,8 +7,8 @@
 //! `regex::Regex` itself.
 //!
 //! Layout: a two-level table. `index[cp >> 8]` names a 256-byte block of flags; identical
-//! blocks are stored once (141 blocks, 45 KB with the index), and block 0 (U+0000..U+00FF) is stored
-//! first, so an ASCII byte `b` is looked up as `blocks[b]` directly.
+//! blocks are stored once (141 blocks, 45 KB with the index), and block 0 (U+0000..U+00FF)
+//! is stored first, so an ASCII byte `b` is looked up as `blocks[b]` directly.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

@@ -1,0 +1,273 @@
+"""The run store: resuming, refusing what does not match, and every bad file."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from bytebpe import CorruptTokenizerError, RunStore, StoreError, Tokenizer
+from bytebpe.sample import sample_documents
+
+DOCS = sample_documents()[:150]
+
+
+def train(data=DOCS, vocab_size=700, **kw):
+    return Tokenizer.train_from_iterator(data, vocab_size, progress=False, **kw)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return train()
+
+
+def test_store_gives_the_same_tokenizer_and_is_one(reference, tmp_path):
+    path = tmp_path / "run.sqlite"
+    tok = train(store=path)
+    assert tok == reference
+    loaded = Tokenizer.load(path)
+    assert loaded == reference
+    assert loaded.loss_report()["training"]["documents"] == len(DOCS)
+    small = Tokenizer.load(path, vocab_size=300)
+    assert small.vocab_size == 300
+    assert small.merges() == reference.merges()[: len(small.merges())]
+
+
+def test_second_call_does_not_read_the_input(reference, tmp_path):
+    path = tmp_path / "run.sqlite"
+    train(store=path)
+
+    def exploding():
+        raise AssertionError("the corpus was read again")
+        yield  # pragma: no cover
+
+    assert train(exploding(), store=path) == reference
+
+
+def test_resume_extends_to_a_larger_vocabulary(tmp_path):
+    path = tmp_path / "run.sqlite"
+    train(vocab_size=400, store=path)
+    assert train(vocab_size=700, store=path) == train(vocab_size=700)
+    assert train(vocab_size=350, store=path) == train(vocab_size=350)
+
+
+def test_special_tokens_follow_in_stored_tokenizers(tmp_path):
+    path = tmp_path / "run.sqlite"
+    tok = train(store=path, special_tokens=["<|eot|>"])
+    loaded = Tokenizer.load(path)
+    assert loaded.special_tokens == tok.special_tokens == {"<|eot|>": 699}
+    assert Tokenizer.load(path, vocab_size=300).special_tokens == {"<|eot|>": 299}
+
+
+@pytest.mark.parametrize(
+    ("changed", "key"),
+    [
+        ({"pattern": "gpt2"}, "pattern"),
+        ({"special_tokens": ["<x>"]}, "special_tokens"),
+        ({"min_frequency": 3}, "min_frequency"),
+        ({"max_token_length": 8}, "max_token_length"),
+    ],
+)
+def test_other_settings_are_refused(tmp_path, changed, key):
+    path = tmp_path / "run.sqlite"
+    train(store=path, vocab_size=300)
+    with pytest.raises(StoreError, match=rf"made with {key}=.*this call has {key}="):
+        train(store=path, vocab_size=300, **changed)
+
+
+def _interrupted_while_counting(path, docs):
+    """Counts part of `docs` into a store, as a crash after a few checkpoints would."""
+    store = RunStore(path, checkpoint_every=0)
+
+    class Stop(Exception):
+        pass
+
+    def stop_midway():
+        for i, doc in enumerate(docs):
+            if i == len(docs) // 2:
+                raise Stop
+            yield doc
+
+    with pytest.raises(Stop):
+        train(stop_midway(), store=store, buffer_size=10)
+
+
+def test_counting_resumes_for_rereadable_input(reference, tmp_path):
+    path = tmp_path / "run.sqlite"
+    _interrupted_while_counting(path, DOCS)
+    assert train(DOCS, store=RunStore(path, checkpoint_every=0), buffer_size=7) == reference
+
+
+def test_one_shot_iterator_cannot_resume_counting(reference, tmp_path):
+    path = tmp_path / "run.sqlite"
+    _interrupted_while_counting(path, DOCS)
+    with pytest.raises(StoreError, match=r"interrupted while counting, after 70 documents.*one-shot"):
+        train(iter(DOCS), store=path)
+    assert train(iter(DOCS), store=path, restart_counting=True) == reference
+
+
+def test_other_input_is_refused_when_resuming_counting(tmp_path):
+    path = tmp_path / "run.sqlite"
+    _interrupted_while_counting(path, DOCS)
+    with pytest.raises(StoreError, match="the input differs"):
+        train(DOCS[::-1], store=path)
+    with pytest.raises(StoreError, match="the input differs"):
+        train(DOCS[:20], store=path)
+
+
+def test_train_from_counts_with_store(tmp_path):
+    words = {"hello": 10, " world": 7, "help": 3}
+    path = tmp_path / "run.sqlite"
+    a = Tokenizer.train_from_counts(words, 265, store=path, progress=False)
+    b = Tokenizer.train_from_counts(words, 265, store=path, progress=False)
+    assert a == b == Tokenizer.train_from_counts(words, 265, progress=False)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"SQLite format 3\x00" + b"\x00" * 200, "not a readable run store|is damaged"),
+        (b"SQLite format 3\x00garbage" * 50, "not a readable run store|is damaged"),
+    ],
+)
+def test_damaged_files(tmp_path, content, message):
+    path = tmp_path / "run.sqlite"
+    path.write_bytes(content)
+    with pytest.raises(CorruptTokenizerError, match=message):
+        Tokenizer.load(path)
+    with pytest.raises(CorruptTokenizerError, match=message):
+        train(store=path, vocab_size=300)
+
+
+def test_foreign_sqlite_file(tmp_path):
+    path = tmp_path / "other.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE people (name TEXT)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(CorruptTokenizerError, match="SQLite file but not a bytebpe run store"):
+        Tokenizer.load(path)
+    with pytest.raises(CorruptTokenizerError, match="not a bytebpe run store"):
+        train(store=path, vocab_size=300)
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM people").fetchone() == (0,)
+
+
+def test_truncated_store(tmp_path):
+    path = tmp_path / "run.sqlite"
+    train(store=path, vocab_size=500)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 3])
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(f"{path}{suffix}"):
+            os.remove(f"{path}{suffix}")
+    with pytest.raises(CorruptTokenizerError):
+        Tokenizer.load(path)
+
+
+def test_merge_log_gap_is_detected(tmp_path):
+    path = tmp_path / "run.sqlite"
+    train(store=path, vocab_size=300)
+    conn = sqlite3.connect(path)
+    conn.execute("DELETE FROM merges WHERE rank = 10")
+    conn.commit()
+    conn.close()
+    with pytest.raises(CorruptTokenizerError, match="gap at rank 10"):
+        Tokenizer.load(path)
+
+
+def test_edited_merge_is_detected(tmp_path):
+    path = tmp_path / "run.sqlite"
+    train(store=path, vocab_size=300)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE merges SET token_id = 999 WHERE rank = 3")
+    conn.commit()
+    conn.close()
+    with pytest.raises(CorruptTokenizerError, match="merge 3"):
+        Tokenizer.load(path)
+
+
+def test_locked_store(tmp_path):
+    path = tmp_path / "run.sqlite"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import fcntl, sys, time
+            f = open({str(path) + '.lock'!r}, "a+")
+            fcntl.flock(f, fcntl.LOCK_EX)
+            f.write("pid 4242"); f.flush()
+            print("locked", flush=True)
+            time.sleep(30)
+        """)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(StoreError, match=r"in use by another training run \(pid 4242\)"):
+            train(store=path, vocab_size=300)
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    assert train(store=path, vocab_size=300).vocab_size == 300
+
+
+def test_unwritable_location():
+    with pytest.raises(StoreError, match="cannot create the run store"):
+        train(store="/proc/bytebpe-run.sqlite", vocab_size=300)
+
+
+def test_disk_full_keeps_the_store_readable(tmp_path):
+    path = tmp_path / "run.sqlite"
+    train(store=path, vocab_size=300)
+    conn = sqlite3.connect(path)
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.close()
+    # Make the database "full" at its current size (SQLite reports SQLITE_FULL, as on a
+    # full disk), then ask for more merges.
+    from bytebpe import store as store_module
+
+    original = store_module.OpenRun._open
+
+    def full_open(self, config, vocab_size, existed):
+        stored = original(self, config, vocab_size, existed)
+        self.conn.execute(f"PRAGMA max_page_count = {pages}")
+        return stored
+
+    store_module.OpenRun._open = full_open
+    try:
+        with pytest.raises(StoreError, match=r"full.*intact and readable"):
+            train(store=RunStore(path, commit_every=0), vocab_size=5000)
+    finally:
+        store_module.OpenRun._open = original
+    assert Tokenizer.load(path).vocab_size >= 300
+
+
+def test_load_while_a_run_writes(tmp_path):
+    path = tmp_path / "run.sqlite"
+    script = textwrap.dedent(f"""
+        from bytebpe import RunStore, Tokenizer
+        from bytebpe.sample import sample_documents
+        Tokenizer.train_from_iterator(sample_documents(), 6000, progress=False,
+                                      store=RunStore({str(path)!r}, commit_every=0.05))
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    sizes = []
+    deadline = time.monotonic() + 120
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            if path.exists():
+                try:
+                    sizes.append(Tokenizer.load(path).vocab_size)
+                except CorruptTokenizerError as e:
+                    # Only before the run's first transaction commits.
+                    assert "is empty" in str(e) or "not a bytebpe run store" in str(e)
+            time.sleep(0.02)
+    finally:
+        proc.kill() if proc.poll() is None else None
+    assert proc.wait() == 0
+    assert sizes == sorted(sizes) and len(set(sizes)) > 1
+    assert Tokenizer.load(path).vocab_size == 6000
