@@ -157,6 +157,49 @@ def _read_class(p: str, i: int, target: str) -> int:
     raise ValueError(f"unterminated character class at position {i}")
 
 
+# Rust's \\w is Alphabetic + M + Nd + Pc + Join_Control; Oniguruma's is L + M + Nd + Pc.
+_RUST_WORD = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}"
+_ONIG_WORD = r"\p{L}\p{M}\p{Nd}\p{Pc}"
+
+
+def _word_escapes(word: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(escape -> replacement outside a class, escape -> replacement inside a class)."""
+    w, nw = f"[{word}]", f"[^{word}]"
+    return (
+        {"\\w": w, "\\W": nw,
+         "\\b": f"(?:(?<={w})(?!{w})|(?<!{w})(?={w}))",
+         "\\B": f"(?:(?<={w})(?={w})|(?<!{w})(?!{w}))"},
+        {"\\w": word, "\\W": nw},
+    )
+
+
+_ESCAPES = {
+    # Escapes whose meaning differs between the engines, per target.
+    "oniguruma": _word_escapes(_RUST_WORD),
+    "rust": (
+        {**_word_escapes(_ONIG_WORD)[0], "\\h": "[0-9a-fA-F]", "\\H": "[^0-9a-fA-F]",
+         "\\Z": "(?=\\n?\\z)"},
+        {**_word_escapes(_ONIG_WORD)[1], "\\h": "0-9a-fA-F", "\\H": "[^0-9a-fA-F]"},
+    ),
+}
+
+
+def _rewrite_class(text: str, target: str) -> str:
+    """A character class with the escapes that differ between the engines replaced."""
+    table = _ESCAPES[target][1]
+    out = []
+    j = 0
+    while j < len(text):
+        if text[j] == "\\":
+            end = _read_escape(text, j)
+            out.append(table.get(text[j:end], text[j:end]))
+            j = end
+        else:
+            out.append(text[j])
+            j += 1
+    return "".join(out)
+
+
 def _translate(p: str, target: str) -> str:
     """Translates between Rust regex syntax (fancy-regex, bytebpe and tiktoken) and
     Oniguruma's Ruby syntax (Hugging Face). `target` is "oniguruma" or "rust"."""
@@ -170,16 +213,11 @@ def _translate(p: str, target: str) -> str:
         c = p[i]
         if c == "\\":
             end = _read_escape(p, i)
-            text = p[i:end]
-            if not to_onig:
-                text = {"\\h": "[0-9a-fA-F]", "\\H": "[^0-9a-fA-F]", "\\Z": "(?=\\n?\\z)"}.get(
-                    text, text
-                )
-            cur.append(_Item(text, True))
+            cur.append(_Item(_ESCAPES[target][0].get(p[i:end], p[i:end]), True))
             i = end
         elif c == "[":
             end = _read_class(p, i, target)
-            cur.append(_Item(p[i:end], True))
+            cur.append(_Item(_rewrite_class(p[i:end], target), True))
             i = end
         elif c == "(":
             if p.startswith("(?#", i):
@@ -213,10 +251,11 @@ def _translate(p: str, target: str) -> str:
                     raise ValueError(f"unsupported group syntax at position {i}")
                 flags = _translate_flags(m.group(1), target)
                 if m.group(2) == ")":
-                    if cur:
+                    if cur and cur[-1].text != "|":
                         raise ValueError(
                             f"the inline flag group {m.group(0)!r} at position {i} is not at "
-                            "the start of its group; the engines scope it differently, "
+                            "the start of a group or alternative; the engines scope it "
+                            "differently, "
                             f"write (?{m.group(1)}:...) instead"
                         )
                     cur.append(_Item(f"(?{flags})", False))
@@ -414,8 +453,10 @@ def _check_pieces(rust_pattern: str, onig_pattern: str, what: str) -> None:
         got = [piece.encode("utf-8") for piece, _ in split.pre_tokenize_str(text)]
         if got != want:
             raise ValueError(
-                f"{what}: the pattern splits text differently in Hugging Face (Oniguruma) "
-                f"than in bytebpe: {tiktoken_format.mismatch_message('', text, want, got)[4:]}"
+                f"{what}: the pattern {rust_pattern!r} splits text differently in Hugging Face "
+                "(Oniguruma, which reads it as "
+                f"{onig_pattern!r}) than in bytebpe: "
+                + tiktoken_format.mismatch_message("", text, want, got)[1:]
             )
 
 
@@ -433,7 +474,9 @@ def _check_ids(tok: Any, hf: Any, what: str, texts: Sequence[str]) -> None:
     for text, ids in zip(texts, got):
         want = tok.encode(text, allowed_special="all")
         if ids != want:
-            raise ValueError(tiktoken_format.mismatch_message(what, text, want, ids))
+            raise ValueError(tiktoken_format.mismatch_message(
+                what, text, want, ids, lambda t: len(tok.decode_bytes([t]))
+            ))
 
 
 def _vocab_texts(tok: Any, limit: int = 20000) -> list[str]:
@@ -675,6 +718,8 @@ def _check_import(core: CoreTokenizer, document: dict[str, Any], where: str) -> 
     hf = tokenizers.Tokenizer.from_str(json.dumps(document))
     # Only the model and pre-tokenizer matter for ids (bytebpe adds no BOS/EOS).
     hf.post_processor = None
+    hf.no_truncation()
+    hf.no_padding()
     tokens = core.tokens()
     texts = list(tiktoken_format.stress_texts())
     for data in tokens:

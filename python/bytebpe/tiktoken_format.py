@@ -125,13 +125,18 @@ def pieces(pattern: str, texts: Sequence[str]) -> list[list[bytes]]:
     return [[tokens[i] for i in ids] for ids in probe.encode_batch(list(texts))]
 
 
-def mismatch_message(what: str, text: str, want: Sequence[Any], got: Sequence[Any]) -> str:
-    """Names the first input (shortened) on which an export differs from bytebpe."""
-    shown = text if len(text) <= 120 else text[:120] + "..."
+def mismatch_message(what: str, text: str, want: Sequence[Any], got: Sequence[Any],
+                     length: Any = len) -> str:
+    """Names the input on which an export differs from bytebpe, and where: `want` and
+    `got` are pieces (bytes) or ids, `length` gives the byte length of one of `want`."""
     i = next((k for k, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+    offset = sum(length(x) for x in want[:i])
+    data = text.encode("utf-8")
+    near = data[max(0, offset - 30):offset + 50].decode("utf-8", "replace")
+    shown = text if len(text) <= 80 else text[:80] + "..."
     return (
-        f"{what} on the input {shown!r}: bytebpe gives {list(want[i:i + 8])} from position "
-        f"{i}, the export gives {list(got[i:i + 8])}"
+        f"{what} on the input {shown!r}, at byte {offset} (near {near!r}): bytebpe gives "
+        f"{list(want[i:i + 6])}, the export gives {list(got[i:i + 6])}"
     )
 
 
@@ -184,7 +189,9 @@ def _first_difference(tok: Any, enc: Any, texts: Iterable[str]) -> str | None:
         return f"tiktoken fails on it ({type(e).__name__}: {e}; does the pattern match empty text?)"
     for text, want, ids in zip(texts, ordinary, got):
         if ids != want:
-            return mismatch_message("tiktoken gives different ids", text, want, ids)
+            return mismatch_message(
+                "tiktoken gives different ids", text, want, ids, lambda t: len(tok.decode_bytes([t]))
+            )
         if enc.decode_bytes(ids) != text.encode("utf-8"):
             return f"tiktoken drops or changes text of the input {text[:120]!r}"
     specials = list(tok.special_tokens)
@@ -195,7 +202,8 @@ def _first_difference(tok: Any, enc: Any, texts: Iterable[str]) -> str | None:
             ids = enc.encode(mixed, allowed_special="all")
             if ids != want:
                 return mismatch_message(
-                    "tiktoken gives different ids with special tokens", mixed, want, ids
+                    "tiktoken gives different ids with special tokens", mixed, want, ids,
+                    lambda t: len(tok.decode_bytes([t])),
                 )
     return None
 
