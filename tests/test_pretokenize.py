@@ -8,12 +8,11 @@ fancy-regex cannot split, through the public API.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from bytebpe import Tokenizer
 from bytebpe._bytebpe import _split
 from bytebpe.sample import sample_documents
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 PATTERNS = ["gpt2", "cl100k", "o200k"]
 
