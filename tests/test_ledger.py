@@ -106,3 +106,13 @@ def test_ledger_survives_save_load_and_pickle(tmp_path):
     tok.save(path)
     for other in (Tokenizer.load(path), pickle.loads(pickle.dumps(tok))):
         assert other.loss_report()["training"] == tok.loss_report()["training"]
+
+
+def test_unmatched_bytes_of_a_custom_pattern():
+    docs = ["ab--cd!!", "xyz", "  "]
+    tok = train(docs * 4, pattern=r"[a-z]+")
+    t = tok.loss_report()["training"]
+    assert t["unmatched_bytes"] == 4 * (4 + 2)
+    for doc in docs:
+        assert tok.decode(tok.encode(doc)) == doc  # the gaps are still encoded
+    assert train(docs).loss_report()["training"]["unmatched_bytes"] == 0  # built-ins cover all

@@ -151,12 +151,23 @@ impl Pattern {
         text: &'t str,
         emit: impl FnMut(&'t [u8]),
     ) -> Result<(), fancy_regex::Error> {
+        self.split_text_counting_gaps(text, emit, &mut 0)
+    }
+
+    /// `split_text`, adding the bytes of the gaps (text the pattern did not match, kept
+    /// as pieces of their own) to `gap_bytes`, for the loss ledger.
+    pub fn split_text_counting_gaps<'t>(
+        &self,
+        text: &'t str,
+        emit: impl FnMut(&'t [u8]),
+        gap_bytes: &mut u64,
+    ) -> Result<(), fancy_regex::Error> {
         match self.builtin {
             Some(builtin) => {
                 builtin.split(text, emit);
                 Ok(())
             }
-            None => self.split_text_with_regex(text, emit),
+            None => self.regex_split(text, emit, gap_bytes),
         }
     }
 
@@ -165,22 +176,35 @@ impl Pattern {
     pub fn split_text_with_regex<'t>(
         &self,
         text: &'t str,
+        emit: impl FnMut(&'t [u8]),
+    ) -> Result<(), fancy_regex::Error> {
+        self.regex_split(text, emit, &mut 0)
+    }
+
+    fn regex_split<'t>(
+        &self,
+        text: &'t str,
         mut emit: impl FnMut(&'t [u8]),
+        gap_bytes: &mut u64,
     ) -> Result<(), fancy_regex::Error> {
         let mut covered = 0;
+        let mut gap = |from: usize, to: usize, emit: &mut dyn FnMut(&'t [u8])| {
+            *gap_bytes += (to - from) as u64;
+            emit(&text.as_bytes()[from..to]);
+        };
         for m in self.regex().find_iter(text) {
             let m = m?;
             if m.start() == m.end() {
                 continue;
             }
             if m.start() > covered {
-                emit(&text.as_bytes()[covered..m.start()]);
+                gap(covered, m.start(), &mut emit);
             }
             emit(m.as_str().as_bytes());
             covered = m.end();
         }
         if covered < text.len() {
-            emit(&text.as_bytes()[covered..]);
+            gap(covered, text.len(), &mut emit);
         }
         Ok(())
     }
@@ -190,10 +214,21 @@ impl Pattern {
     pub fn split_bytes<'t>(
         &self,
         data: &'t [u8],
+        emit: impl FnMut(&'t [u8]),
+    ) -> Result<(), fancy_regex::Error> {
+        self.split_bytes_counting_gaps(data, emit, &mut 0)
+    }
+
+    /// `split_bytes`, adding the bytes of gaps to `gap_bytes` (see
+    /// [`Pattern::split_text_counting_gaps`]).
+    pub fn split_bytes_counting_gaps<'t>(
+        &self,
+        data: &'t [u8],
         mut emit: impl FnMut(&'t [u8]),
+        gap_bytes: &mut u64,
     ) -> Result<(), fancy_regex::Error> {
         for_each_utf8_run(data, |run| match run {
-            Utf8Run::Text(text) => self.split_text(text, &mut emit),
+            Utf8Run::Text(text) => self.split_text_counting_gaps(text, &mut emit, gap_bytes),
             Utf8Run::Invalid(bytes) => {
                 for i in 0..bytes.len() {
                     emit(&bytes[i..i + 1]);

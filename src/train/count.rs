@@ -221,6 +221,7 @@ impl WordCounter {
         }
         let max = self.max_token_length.unwrap_or(usize::MAX);
         let mut pieces_cut = 0;
+        let mut gap_bytes = 0;
         let mut bump = |piece: &[u8]| {
             if piece.len() > max {
                 pieces_cut += 1;
@@ -243,14 +244,15 @@ impl WordCounter {
                         // themselves) match only on character boundaries, so every segment
                         // between them is valid UTF-8 too.
                         let text = unsafe { std::str::from_utf8_unchecked(segment) };
-                        self.pattern.split_text(text, &mut bump)
+                        self.pattern.split_text_counting_gaps(text, &mut bump, &mut gap_bytes)
                     } else {
-                        self.pattern.split_bytes(segment, &mut bump)
+                        self.pattern.split_bytes_counting_gaps(segment, &mut bump, &mut gap_bytes)
                     }
                 }
             },
         )?;
         ledger.pieces_cut += pieces_cut;
+        ledger.unmatched_bytes += gap_bytes;
         Ok(())
     }
 
