@@ -56,7 +56,7 @@ _CLASS_SAMPLES = (
     " ", "\t", "\n", "\r", "\x0b", "\x0c", "\x85", "\xa0", "\u1680", "\u2003", "\u2028",
     "\u2029", "\u202f", "\u3000", "\u180e", "\u200b", "\ufeff", "'", "\u2019", "!", ".", "-",
     "/", "$", "^", "_", "#", "\\", "\U0001f600", "\U0001f3fd", "\U00010d4a", "\U00031350",
-    "\U0010fffd", "\x00", "s", "S", "\u017f", "K", "\u212a",
+    "\U0010fffd", "\x00", "s", "S", "\u017f", "K", "\u212a", "\u00df", "\ufb06",
 )
 _ENDINGS = ("", " ", "  ", "\n", " \n", "\n ", "\r\n", "\n\n", "\t", " x", "\u3000")
 
@@ -64,25 +64,25 @@ _TEXTS = (
     "Hello, world! It's a fine day; isn't it? We've seen what you'd do, and they'll agree.",
     "I'LL DON'T HE'S SHE'D WE'RE THEY'VE I'M 'S 'T 'Ll 'lL 'Re 'vE 'M 'D 'ſ 'K 'ſt",
     "The quick brown fox jumps over the lazy dog.\n\nSecond paragraph --- with dashes...\n",
-    "def f(x):\n    return x ** 2  # square\n\n\tif (a != b) { c += 1; }\r\n"
-    "for (int i = 0; i < n; ++i) {\n        printf(\"%d\\n\", i);\n    }\n",
+    ("def f(x):\n    return x ** 2  # square\n\n\tif (a != b) { c += 1; }\r\n"
+     "for (int i = 0; i < n; ++i) {\n        printf(\"%d\\n\", i);\n    }\n"),
     "import numpy as np\nx = np.zeros((3, 4), dtype=np.float32)  # comment\n    \n\n",
     "<html><body class=\"x\">&nbsp;&amp;</body></html>\nhttps://example.com/a/b?c=d&e=f#g",
-    "\u4e2d\u6587\u5206\u8bcd\u6d4b\u8bd5\uff0c\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8"
-    "\u3002\u6f22\u5b57\u3068\u304b\u306a\u3002",
+    ("\u4e2d\u6587\u5206\u8bcd\u6d4b\u8bd5\uff0c\u65e5\u672c\u8a9e\u306e\u30c6\u30ad\u30b9\u30c8"
+     "\u3002\u6f22\u5b57\u3068\u304b\u306a\u3002"),
     "\ud55c\uad6d\uc5b4 \ud14d\uc2a4\ud2b8\uc785\ub2c8\ub2e4. \uc548\ub155\ud558\uc138\uc694!",
-    "\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645\u060c "
-    "\u0643\u064a\u0641 \u062d\u0627\u0644\u0643\u061f \u0661\u0662\u0663",
-    "\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22\u0e44\u0e21\u0e48\u0e21\u0e35\u0e0a\u0e48\u0e2d"
-    "\u0e07\u0e27\u0e48\u0e32\u0e07 \u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35\u0e04\u0e23\u0e31\u0e1a",
-    "\u0928\u092e\u0938\u094d\u0924\u0947 \u0926\u0941\u0928\u093f\u092f\u093e\u0903 "
-    "\u0915\u094d\u0937\u0924\u094d\u0930\u093f\u092f \u0967\u0968\u0969",
-    "\u041f\u0440\u0438\u0432\u0435\u0442, \u043c\u0438\u0440! \u0393\u03b5\u03b9\u03ac "
-    "\u03c3\u03bf\u03c5 \u05e9\u05dc\u05d5\u05dd Ti\u1ebfng Vi\u1ec7t e\u0301\u0302\u0323",
-    "\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466 \U0001f3f3\ufe0f\u200d"
-    "\U0001f308 \U0001f44d\U0001f3fd 1\ufe0f\u20e3 \U0001f1fa\U0001f1f8!!\U0001f600\U0001f600",
-    "1234567 3.14159 1,000,000 0x1F 1e-10 -42 +7 12:30 2024-01-02 \uff11\uff12\uff13 "
-    "\u0663\u0664\u0665 \u0967\u0968 \u00bd \u2153 \u216b \u00b2 12345678901234567890",
+    ("\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645\u060c "
+     "\u0643\u064a\u0641 \u062d\u0627\u0644\u0643\u061f \u0661\u0662\u0663"),
+    ("\u0e20\u0e32\u0e29\u0e32\u0e44\u0e17\u0e22\u0e44\u0e21\u0e48\u0e21\u0e35\u0e0a\u0e48\u0e2d"
+     "\u0e07\u0e27\u0e48\u0e32\u0e07 \u0e2a\u0e27\u0e31\u0e2a\u0e14\u0e35\u0e04\u0e23\u0e31\u0e1a"),
+    ("\u0928\u092e\u0938\u094d\u0924\u0947 \u0926\u0941\u0928\u093f\u092f\u093e\u0903 "
+     "\u0915\u094d\u0937\u0924\u094d\u0930\u093f\u092f \u0967\u0968\u0969"),
+    ("\u041f\u0440\u0438\u0432\u0435\u0442, \u043c\u0438\u0440! \u0393\u03b5\u03b9\u03ac "
+     "\u03c3\u03bf\u03c5 \u05e9\u05dc\u05d5\u05dd Ti\u1ebfng Vi\u1ec7t e\u0301\u0302\u0323"),
+    ("\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466 \U0001f3f3\ufe0f\u200d"
+     "\U0001f308 \U0001f44d\U0001f3fd 1\ufe0f\u20e3 \U0001f1fa\U0001f1f8!!\U0001f600\U0001f600"),
+    ("1234567 3.14159 1,000,000 0x1F 1e-10 -42 +7 12:30 2024-01-02 \uff11\uff12\uff13 "
+     "\u0663\u0664\u0665 \u0967\u0968 \u00bd \u2153 \u216b \u00b2 12345678901234567890"),
     "\r\n\r\n  \t\n", " " * 50 + "x", "x" + " " * 7, "\n\n\n", "a \n b", "  \n  x  \n",
     "\u00a0\u2003\u3000x\u2028y\u2029z\x85w\u180e\u200bv\ufeff", "\t\t\tx\r\r\n\n\r",
     "", " ", "\n", "'", "'s", "'S", "'\u017f", "'ll", "'LL", "\u01c5ungla \u02b0\u02b2",
@@ -108,9 +108,10 @@ def stress_texts() -> tuple[str, ...]:
 def pieces(pattern: str, texts: Sequence[str]) -> list[list[bytes]]:
     """bytebpe's pre-tokenization of each text (its pieces, in order).
 
-    The native module has no split function; this trains a probe tokenizer on the texts
-    with `min_frequency=1` until every piece is a token (training never merges across
-    pieces), then encodes: each piece becomes exactly its own token.
+    Through the public API only: trains a probe tokenizer on the texts with
+    `min_frequency=1` until every piece is a token (training never merges across pieces,
+    and uses the same pre-tokenization as encoding), then encodes them: each piece becomes
+    exactly its own token.
     """
     from bytebpe.tokenizer import Tokenizer, TrainingWarning
 
@@ -185,7 +186,8 @@ def _first_difference(tok: Any, enc: Any, texts: Iterable[str]) -> str | None:
         got = [enc.encode_ordinary(text) for text in texts]
     except (KeyboardInterrupt, SystemExit):
         raise
-    except BaseException as e:  # tiktoken panics (PanicException) on empty matches
+    except BaseException as e:  # noqa: BLE001 (tiktoken panics on empty matches, and
+        # its PanicException is a BaseException)
         return f"tiktoken fails on it ({type(e).__name__}: {e}; does the pattern match empty text?)"
     for text, want, ids in zip(texts, ordinary, got):
         if ids != want:
@@ -313,7 +315,7 @@ def read_ranks_file(path: str | os.PathLike[str]) -> tuple[dict[bytes, int], byt
     if lines and lines[-1] == b"":
         lines.pop()
     for number, line in enumerate(lines, start=1):
-        def bad(why: str) -> CorruptTokenizerError:
+        def bad(why: str, line: bytes = line, number: int = number) -> CorruptTokenizerError:
             shown = line[:80].decode("utf-8", "replace")
             return CorruptTokenizerError(
                 f"{where!r}, line {number}: {why} (the line reads {shown!r}); expected "
@@ -393,8 +395,8 @@ def _build(pattern: str, ranks: Mapping[bytes, int], specials: list[tuple[str, i
         return CoreTokenizer.from_ranks(
             pattern, sorted(ranks.items(), key=lambda kv: kv[1]), specials
         )
-    except CorruptTokenizerError as e:
-        raise CorruptTokenizerError(f"{where}: {e}") from None
+    except ValueError as e:  # CorruptTokenizerError, PatternError, bad special ids
+        raise type(e)(f"{where}: {e}") from None
 
 
 def from_tiktoken(
