@@ -1,107 +1,120 @@
 //! Encoding one piece: byte-pair merging by rank of the merged bytes, as tiktoken does.
 //!
-//! Short pieces use tiktoken's scan (fast for small n, O(n^2)); long ones a heap over a
-//! linked list, O(n log n), so a million repeated characters stays linear-ish.
+//! Parts are always tokens, so "the rank of two adjacent parts' joined bytes" is a lookup
+//! in [`Vocab::pair_rank`] (every split of every token into two tokens), with no byte
+//! slicing or hashing of byte strings. Short pieces use tiktoken's scan (O(n^2), fastest
+//! for small n); long ones a heap over a linked list (O(n log n)), so a million repeated
+//! characters encodes in milliseconds.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
-use ahash::AHashMap;
+use dary_heap::QuaternaryHeap;
 
+use crate::vocab::Vocab;
 use crate::Rank;
 
 /// Pieces at least this long take the heap path.
 const LONG_PIECE: usize = 128;
 
-/// Appends the tokens of `piece` to `out`. Every single byte must be in `ranks`.
-pub fn encode_piece(ranks: &AHashMap<Vec<u8>, Rank>, piece: &[u8], out: &mut Vec<Rank>) {
-    match ranks.get(piece) {
-        Some(&rank) => out.push(rank),
-        None => encode_piece_parts(ranks, piece, out),
+/// Appends the tokens of `piece` to `out`.
+pub fn encode_piece(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
+    match vocab.rank(piece) {
+        Some(rank) => out.push(rank),
+        None => encode_piece_parts(vocab, piece, out),
     }
 }
 
 /// Like [`encode_piece`] but never takes the whole-piece shortcut: the tokens that
 /// merging by rank reaches, used to check that every token is reachable.
-pub fn encode_piece_parts(ranks: &AHashMap<Vec<u8>, Rank>, piece: &[u8], out: &mut Vec<Rank>) {
-    if piece.len() == 1 {
-        out.push(ranks[piece]);
-    } else if piece.len() < LONG_PIECE {
-        merge_by_scan(ranks, piece, out);
+pub fn encode_piece_parts(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
+    if piece.len() < LONG_PIECE {
+        merge_by_scan(vocab, piece, out);
     } else {
-        merge_by_heap(ranks, piece, out);
+        merge_by_heap(vocab, piece, out);
     }
 }
 
-fn merge_by_scan(ranks: &AHashMap<Vec<u8>, Rank>, piece: &[u8], out: &mut Vec<Rank>) {
-    // parts[i] = (start of part i, rank of part i joined with part i+1).
-    let rank_of = |parts: &[(usize, Rank)], i: usize| -> Rank {
-        if i + 2 < parts.len() {
-            ranks.get(&piece[parts[i].0..parts[i + 2].0]).copied().unwrap_or(Rank::MAX)
-        } else {
-            Rank::MAX
+fn merge_by_scan(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
+    // parts[i] = (token of part i, rank of joining part i with part i + 1).
+    let mut parts: Vec<(Rank, Rank)> = piece.iter().map(|&b| (vocab.byte_rank(b), 0)).collect();
+    let join = |parts: &[(Rank, Rank)], i: usize| -> Rank {
+        match parts.get(i + 1) {
+            Some(next) => vocab.pair_rank(parts[i].0, next.0).unwrap_or(Rank::MAX),
+            None => Rank::MAX,
         }
     };
-    let mut parts: Vec<(usize, Rank)> = (0..=piece.len()).map(|i| (i, Rank::MAX)).collect();
     for i in 0..parts.len() {
-        parts[i].1 = rank_of(&parts, i);
+        parts[i].1 = join(&parts, i);
     }
     loop {
+        // The lowest rank wins; ties go to the leftmost, as in tiktoken.
         let mut best = (Rank::MAX, 0);
-        for (i, &(_, rank)) in parts[..parts.len() - 1].iter().enumerate() {
+        for (i, &(_, rank)) in parts.iter().enumerate() {
             if rank < best.0 {
                 best = (rank, i);
             }
         }
-        if best.0 == Rank::MAX {
+        let (rank, i) = best;
+        if rank == Rank::MAX {
             break;
         }
-        let i = best.1;
+        parts[i].0 = rank;
         parts.remove(i + 1);
-        parts[i].1 = rank_of(&parts, i);
+        parts[i].1 = join(&parts, i);
         if i > 0 {
-            parts[i - 1].1 = rank_of(&parts, i - 1);
+            parts[i - 1].1 = join(&parts, i - 1);
         }
     }
-    out.extend(parts.windows(2).map(|w| ranks[&piece[w[0].0..w[1].0]]));
+    out.extend(parts.iter().map(|&(token, _)| token));
 }
 
-fn merge_by_heap(ranks: &AHashMap<Vec<u8>, Rank>, piece: &[u8], out: &mut Vec<Rank>) {
+fn merge_by_heap(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
     let n = piece.len();
-    // A part starts at each live index i and ends at next[i]; prev links back.
-    let mut next: Vec<usize> = (1..=n).collect();
-    let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+    assert!(n < u32::MAX as usize, "pieces are shorter than 4 GiB");
+    const NONE: u32 = u32::MAX;
+    // A part starts at each live index i, ends at next[i] (n at the end), and is token[i].
+    let mut token: Vec<Rank> = piece.iter().map(|&b| vocab.byte_rank(b)).collect();
+    let mut next: Vec<u32> = (1..=n as u32).collect();
+    let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
     let mut live = vec![true; n];
-    // (rank, left start, end of the right part): lowest rank first, then leftmost.
-    let mut heap = BinaryHeap::new();
-    let push = |heap: &mut BinaryHeap<Reverse<(Rank, usize, usize)>>, start: usize, end: usize| {
-        if let Some(&rank) = ranks.get(&piece[start..end]) {
-            heap.push(Reverse((rank, start, end)));
-        }
-    };
+    // Candidates packed as rank << 32 | left start: the min is the lowest rank, then the
+    // leftmost, exactly tiktoken's choice.
+    let mut heap: QuaternaryHeap<Reverse<u64>> = QuaternaryHeap::with_capacity(n);
+    let key = |rank: Rank, left: u32| Reverse(u64::from(rank) << 32 | u64::from(left));
     for i in 0..n - 1 {
-        push(&mut heap, i, i + 2);
+        if let Some(rank) = vocab.pair_rank(token[i], token[i + 1]) {
+            heap.push(key(rank, i as u32));
+        }
     }
-    while let Some(Reverse((_, left, end))) = heap.pop() {
-        let right = next[left];
-        // Stale unless both parts still exist with the same bounds.
-        if !live[left] || right >= n || next[right] != end {
+    while let Some(Reverse(packed)) = heap.pop() {
+        let (rank, left) = ((packed >> 32) as Rank, packed as u32 as usize);
+        let right = next[left] as usize;
+        // Stale unless the part at `left` still joins its neighbour into `rank` (then it
+        // is the same merge: equal rank means equal bytes).
+        if !live[left] || right >= n || vocab.pair_rank(token[left], token[right]) != Some(rank) {
             continue;
         }
         live[right] = false;
+        let end = next[right];
         next[left] = end;
-        if end < n {
-            prev[end] = left;
-            push(&mut heap, left, next[end]);
+        token[left] = rank;
+        if (end as usize) < n {
+            prev[end as usize] = left as u32;
+            if let Some(r) = vocab.pair_rank(rank, token[end as usize]) {
+                heap.push(key(r, left as u32));
+            }
         }
-        if left > 0 {
-            push(&mut heap, prev[left], end);
+        let before = prev[left];
+        if before != NONE {
+            if let Some(r) = vocab.pair_rank(token[before as usize], rank) {
+                heap.push(key(r, before));
+            }
         }
     }
     let mut i = 0;
     while i < n {
-        out.push(ranks[&piece[i..next[i]]]);
-        i = next[i];
+        out.push(token[i]);
+        i = next[i] as usize;
     }
 }
 
@@ -109,32 +122,61 @@ fn merge_by_heap(ranks: &AHashMap<Vec<u8>, Rank>, piece: &[u8], out: &mut Vec<Ra
 mod tests {
     use super::*;
 
-    fn ranks(extra: &[&[u8]]) -> AHashMap<Vec<u8>, Rank> {
-        let mut r: AHashMap<Vec<u8>, Rank> = (0..=255u8).map(|b| (vec![b], b as Rank)).collect();
+    fn vocab(extra: &[&[u8]]) -> Vocab {
+        let mut ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], b as Rank)).collect();
         for (i, t) in extra.iter().enumerate() {
-            r.insert(t.to_vec(), 256 + i as Rank);
+            ranks.push((t.to_vec(), 256 + i as Rank));
         }
-        r
+        Vocab::from_ranks(ranks).unwrap()
+    }
+
+    /// tiktoken's rule written directly on bytes: the reference for both paths.
+    fn by_bytes(v: &Vocab, piece: &[u8]) -> Vec<Rank> {
+        let mut parts: Vec<Vec<u8>> = piece.iter().map(|&b| vec![b]).collect();
+        loop {
+            let best = (0..parts.len().saturating_sub(1))
+                .filter_map(|i| {
+                    v.rank(&[parts[i].as_slice(), &parts[i + 1]].concat()).map(|r| (r, i))
+                })
+                .min();
+            let Some((_, i)) = best else { break };
+            let right = parts.remove(i + 1);
+            parts[i].extend(right);
+        }
+        parts.iter().map(|p| v.rank(p).unwrap()).collect()
     }
 
     #[test]
-    fn scan_and_heap_agree() {
-        let r = ranks(&[b"ab", b"bc", b"abc", b"aa", b"aaaa", b"cab"]);
-        for piece in [&b"abcabcaab"[..], b"aaaaaaaaaab", b"cabcabcab", b"bcbcbcab"] {
+    fn scan_heap_and_bytes_agree() {
+        let v = vocab(&[b"ab", b"bc", b"abc", b"aa", b"aaaa", b"cab", b"bca", b"aaa"]);
+        for piece in [&b"abcabcaab"[..], b"aaaaaaaaaab", b"cabcabcab", b"bcbcbcab", b"aaaaaaa"] {
             let (mut a, mut b) = (Vec::new(), Vec::new());
-            merge_by_scan(&r, piece, &mut a);
-            merge_by_heap(&r, piece, &mut b);
-            assert_eq!(a, b, "{:?}", String::from_utf8_lossy(piece));
+            merge_by_scan(&v, piece, &mut a);
+            merge_by_heap(&v, piece, &mut b);
+            assert_eq!(a, by_bytes(&v, piece), "{:?}", String::from_utf8_lossy(piece));
+            assert_eq!(b, a, "{:?}", String::from_utf8_lossy(piece));
         }
     }
 
     #[test]
     fn long_runs_merge_by_rank() {
-        let r = ranks(&[b"aa", b"aaaa"]);
+        let v = vocab(&[b"aa", b"aaaa"]);
         let mut out = Vec::new();
-        encode_piece(&r, &vec![b'a'; 1_000_001], &mut out);
+        encode_piece(&v, &vec![b'a'; 1_000_001], &mut out);
         assert_eq!(out.len(), 250_001);
         assert_eq!(out[..250_000].iter().filter(|&&t| t == 257).count(), 250_000);
         assert_eq!(out[250_000], b'a' as Rank);
+    }
+
+    #[test]
+    fn permuted_byte_ids() {
+        let ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8)
+            .map(|b| (vec![255 - b], b as Rank))
+            .chain([(b"ab".to_vec(), 256)])
+            .collect();
+        let v = Vocab::from_ranks(ranks).unwrap();
+        let mut out = Vec::new();
+        encode_piece(&v, b"abc", &mut out);
+        assert_eq!(out, vec![256, 255 - b'c' as Rank]);
     }
 }

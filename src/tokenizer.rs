@@ -72,9 +72,9 @@ impl Tokenizer {
     /// Encodes any bytes; bytes that are not valid UTF-8 become their byte tokens.
     pub fn encode_bytes(&self, data: &[u8]) -> Result<Vec<Rank>> {
         let mut out = Vec::with_capacity(data.len() / 3);
-        let ranks = self.vocab.ranks();
+        let vocab = &self.vocab;
         self.pattern
-            .split_bytes(data, |piece| encode_piece(ranks, piece, &mut out))
+            .split_bytes(data, |piece| encode_piece(vocab, piece, &mut out))
             .map_err(match_error)?;
         Ok(out)
     }
@@ -145,7 +145,7 @@ impl Tokenizer {
     /// guarantees all 256 bytes, unique bytes and contiguous ids; this checks that every
     /// token is reachable: encoding its own bytes gives exactly that token.
     pub fn verify(&self, threads: Option<usize>) -> Vec<String> {
-        let ranks = self.vocab.ranks();
+        let vocab = &self.vocab;
         let mut problems: Vec<(usize, String)> = parallel::pool(threads).install(|| {
             self.vocab
                 .tokens()
@@ -154,7 +154,7 @@ impl Tokenizer {
                 .filter(|(_, bytes)| bytes.len() > 1)
                 .filter_map(|(id, bytes)| {
                     let mut got = Vec::new();
-                    encode::encode_piece_parts(ranks, bytes, &mut got);
+                    encode::encode_piece_parts(vocab, bytes, &mut got);
                     (got != [id as Rank]).then(|| {
                         (
                             id,
@@ -176,8 +176,8 @@ impl Tokenizer {
     }
 
     fn encode_text_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
-        let ranks = self.vocab.ranks();
-        self.pattern.split_text(text, |piece| encode_piece(ranks, piece, out)).map_err(match_error)
+        let vocab = &self.vocab;
+        self.pattern.split_text(text, |piece| encode_piece(vocab, piece, out)).map_err(match_error)
     }
 }
 

@@ -15,6 +15,11 @@ pub struct Vocab {
     tokens: Vec<Vec<u8>>,
     ranks: AHashMap<Vec<u8>, Rank>,
     merges: Vec<MergeRecord>,
+    /// Every way to write a token as two tokens: (left, right) -> the token. Encoding
+    /// joins parts through this instead of hashing their bytes.
+    pairs: AHashMap<(Rank, Rank), Rank>,
+    /// The id of each single byte.
+    bytes: [Rank; 256],
 }
 
 impl Vocab {
@@ -47,7 +52,24 @@ impl Vocab {
                 tokens.push(bytes);
             }
         }
-        Ok(Self { tokens, ranks, merges })
+        Ok(Self::assemble(tokens, ranks, merges))
+    }
+
+    fn assemble(
+        tokens: Vec<Vec<u8>>,
+        ranks: AHashMap<Vec<u8>, Rank>,
+        merges: Vec<MergeRecord>,
+    ) -> Self {
+        let mut pairs = AHashMap::with_capacity(tokens.len() * 2);
+        for (id, bytes) in tokens.iter().enumerate() {
+            for k in 1..bytes.len() {
+                if let (Some(&l), Some(&r)) = (ranks.get(&bytes[..k]), ranks.get(&bytes[k..])) {
+                    pairs.insert((l, r), id as Rank);
+                }
+            }
+        }
+        let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
+        Self { tokens, ranks, merges, pairs, bytes }
     }
 
     /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`.
@@ -78,7 +100,7 @@ impl Vocab {
             )));
         }
         let tokens = ranks.into_iter().map(|(bytes, _)| bytes).collect();
-        Ok(Self { tokens, ranks: by_bytes, merges: Vec::new() })
+        Ok(Self::assemble(tokens, by_bytes, Vec::new()))
     }
 
     /// Builds the vocabulary from training output, checking it against a replay.
@@ -113,6 +135,18 @@ impl Vocab {
 
     pub fn ranks(&self) -> &AHashMap<Vec<u8>, Rank> {
         &self.ranks
+    }
+
+    /// The token whose bytes are `left`'s then `right`'s, if any.
+    #[inline]
+    pub fn pair_rank(&self, left: Rank, right: Rank) -> Option<Rank> {
+        self.pairs.get(&(left, right)).copied()
+    }
+
+    /// The id of a single byte.
+    #[inline]
+    pub fn byte_rank(&self, byte: u8) -> Rank {
+        self.bytes[byte as usize]
     }
 
     pub fn merges(&self) -> &[MergeRecord] {
