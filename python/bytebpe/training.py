@@ -156,12 +156,7 @@ def train_documents(
                 _skip_counted(docs, skip, stored, buffer_size, run.where)
             total = len(data) if hasattr(data, "__len__") else None
             _count(counter, docs, buffer_size, total, s, run, rejected)
-        ledger = _training_ledger(counter, rejected)
-        core = _merge(counter, s, run)
-        if run:
-            run.set_ledger("training", ledger)
-            run.finish()
-    return core, ledger
+        return _merge_and_finish(counter, s, run, rejected)
 
 
 def train_counts(counts: Mapping, s: Settings) -> tuple[_bytebpe.CoreTokenizer, dict[str, Any]]:
@@ -175,12 +170,7 @@ def train_counts(counts: Mapping, s: Settings) -> tuple[_bytebpe.CoreTokenizer, 
             counter.add_counts(items)
             if run:
                 run.checkpoint_counting(counter, finished=True)
-        ledger = _training_ledger(counter, None)
-        core = _merge(counter, s, run)
-        if run:
-            run.set_ledger("training", ledger)
-            run.finish()
-    return core, ledger
+        return _merge_and_finish(counter, s, run, None)
 
 
 # ==================== Phases
@@ -275,6 +265,22 @@ def _count(
         run.checkpoint_counting(counter, finished=True)
 
 
+def _merge_and_finish(
+    counter: _bytebpe.WordCounter,
+    s: Settings,
+    run: store.OpenRun | None,
+    rejected: dict[str, int] | None,
+) -> tuple[_bytebpe.CoreTokenizer, dict[str, Any]]:
+    """Merges, then seals the run: the training ledger (taken before the counter is
+    consumed by training) goes into the store with the last merges."""
+    ledger = _training_ledger(counter, rejected)
+    core = _merge(counter, s, run)
+    if run:
+        run.set_ledger("training", ledger)
+        run.finish()
+    return core, ledger
+
+
 def _merge(
     counter: _bytebpe.WordCounter, s: Settings, run: store.OpenRun | None
 ) -> _bytebpe.CoreTokenizer:
@@ -297,7 +303,7 @@ def _merge(
             "the training data was empty: the tokenizer has only the 256 byte tokens"
             + (" and the special tokens" if n_special else ""),
             TrainingWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
     elif core.vocab_size < s.vocab_size:
         warnings.warn(
@@ -305,7 +311,7 @@ def _merge(
             f"{s.vocab_size}: no remaining pair occurs at least min_frequency="
             f"{s.min_frequency} times",
             TrainingWarning,
-            stacklevel=4,
+            stacklevel=5,
         )
     return core
 
