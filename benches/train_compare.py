@@ -7,7 +7,9 @@ seconds, RSS after loading, peak RSS during training and for the whole process, 
 merges it produced. Runs are interleaved (repeat 1 of every tool, then repeat 2, ...) so
 that load on the shared machine affects all tools alike. The table gives medians over
 the repeats and ratios to bytebpe (tool / bytebpe: above 1 means bytebpe is faster or
-smaller).
+smaller). The installed bytebpe package (an editable development build) is copied to a
+temporary directory at the start and the children import that copy, so edits or
+rebuilds made during the run do not change what is measured.
 
 Usage (from the repo root):
 
@@ -30,6 +32,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import signal
 import statistics
 import subprocess
@@ -75,41 +78,79 @@ def machine() -> str:
     with open("/proc/meminfo") as f:
         mem_kb = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    return (f"{cpu}, {os.cpu_count()} cores, {mem_kb / 2**20:.1f} GiB RAM, "
-            f"{platform.system()} {platform.release()}; load average at start {load}")
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {mem_kb / 2**20:.1f} GiB RAM, "
+        f"{platform.system()} {platform.release()}; load average at start {load}"
+    )
 
 
 def version(pkg: str) -> str:
     try:
-        v = metadata.version(pkg)
+        return metadata.version(pkg)
     except metadata.PackageNotFoundError:
         return "not installed"
-    if pkg == "bytebpe":  # a development build: say when its native module was built
-        try:
-            so = importlib.util.find_spec("bytebpe._bytebpe").origin
-            v += time.strftime(" (native module built %Y-%m-%d %H:%M UTC)",
-                               time.gmtime(os.path.getmtime(so)))
-        except (ImportError, AttributeError, OSError):
-            pass
-    return v
 
 
-def run_one(args, tool: str, corpus: Path, dump: str | None) -> dict:
-    cmd = [sys.executable, str(HERE / "train_one.py"), "--tool", tool, "--corpus", str(corpus),
-           "--vocab-size", str(args.vocab_size), "--pattern", args.pattern]
+def snapshot_bytebpe(tmp: str) -> str | None:
+    """Copy the installed bytebpe package (Python files and native module) into tmp and
+    return the directory to put on the children's PYTHONPATH; None if not installed."""
+    spec = importlib.util.find_spec("bytebpe")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    dest = Path(tmp) / "snapshot"
+    shutil.copytree(
+        spec.submodule_search_locations[0],
+        dest / "bytebpe",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    return str(dest)
+
+
+def repo_state() -> str:
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=REPO,
+            text=True,
+            capture_output=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO,
+            text=True,
+            capture_output=True,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "repo: no commit"
+    return f"repo at {head}" + (" with uncommitted changes" if dirty else "")
+
+
+def run_one(args, tool: str, corpus: Path, dump: str | None, env: dict) -> dict:
+    cmd = [
+        sys.executable,
+        str(HERE / "train_one.py"),
+        "--tool",
+        tool,
+        "--corpus",
+        str(corpus),
+        "--vocab-size",
+        str(args.vocab_size),
+        "--pattern",
+        args.pattern,
+    ]
     if args.mb is not None:
         cmd += ["--mb", str(args.mb)]
     if dump:
         cmd += ["--dump-merges", dump]
-    env = dict(os.environ)
-    if args.threads:
-        env["RAYON_NUM_THREADS"] = env["RAYON_RS_NUM_CPUS"] = str(args.threads)
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, check=False)
     lines = p.stdout.strip().splitlines()
     try:
         out = json.loads(lines[-1])
     except (IndexError, json.JSONDecodeError):
-        out = {"error": f"exit {p.returncode}: {p.stderr.strip()[-300:]}"}
+        last = (p.stderr.strip().splitlines() or ["(no output)"])[-1].replace("|", "/")
+        out = {"error": f"exit {p.returncode}: {last[:200]}"}
     if p.returncode and "error" not in out:
         out["error"] = f"exit {p.returncode}"
     return out
@@ -126,20 +167,25 @@ def summarize(corpus: str, runs: dict[str, list[dict]], dumps: dict[str, str]):
     """Table rows for one corpus, and the reference tool of the ratios."""
     ok = {t: rs for t, rs in runs.items() if rs and all("error" not in r for r in rs)}
     ref = "bytebpe" if "bytebpe" in ok else next(iter(ok), None)
-    med = {t: {k: statistics.median(r[k] for r in rs) for k in
-               ("wall_s", "cpu_s", "rss_loaded_mb", "peak_rss_mb")} for t, rs in ok.items()}
+    med = {
+        t: {
+            k: statistics.median(r[k] for r in rs)
+            for k in ("wall_s", "cpu_s", "rss_loaded_mb", "peak_rss_mb")
+        }
+        for t, rs in ok.items()
+    }
     ref_merges = Path(dumps[ref]).read_text().split() if ref else []
     rows = []
     for tool, rs in runs.items():
         if tool not in ok:
             err = next((r["error"] for r in rs if "error" in r), "no run")
             todo = "TODO: " if tool == "bytebpe" else ""
-            rows.append(f"| {tool} | {corpus} | | | | {todo}{err} | | | | | | |")
+            rows.append(f"| {tool} | {corpus} | | | | {todo}{err} | | | | | | | |")
             continue
         m, r0 = med[tool], rs[0]
         walls = [r["wall_s"] for r in rs]
         same = len({r["merges_sha256"] for r in rs}) == 1
-        rebuilt = " (rebuilt during the run!)" if len({r.get("build") for r in rs}) > 1 else ""
+        rebuilt = " (changed during the run!)" if len({r.get("build") for r in rs}) > 1 else ""
         merges = Path(dumps[tool]).read_text().split()
         agree = "ref" if tool == ref else agreement(ref_merges, merges)
         rows.append(
@@ -147,8 +193,9 @@ def summarize(corpus: str, runs: dict[str, list[dict]], dumps: dict[str, str]):
             f"| {r0['vocab_out']:,}{'' if same else ' (varies!)'} "
             f"| **{m['wall_s']:.2f}** | {min(walls):.2f}–{max(walls):.2f} | {m['cpu_s']:.1f} "
             f"| {m['rss_loaded_mb']:.0f} | **{m['peak_rss_mb']:.0f}** "
-            f"| {m['wall_s'] / med[ref]['wall_s']:.2f} "
-            f"| {m['peak_rss_mb'] / med[ref]['peak_rss_mb']:.2f} | {agree} |")
+            f"| {m['wall_s'] / med[ref]['wall_s']:.2f} | {m['cpu_s'] / med[ref]['cpu_s']:.2f} "
+            f"| {m['peak_rss_mb'] / med[ref]['peak_rss_mb']:.2f} | {agree} |"
+        )
     return rows, ref
 
 
@@ -167,16 +214,23 @@ def main() -> None:
     # On SIGTERM, exit through subprocess.run, which then kills the running child.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if os.getloadavg()[0] > 0.5 * (os.cpu_count() or 1):
-        print(f"warning: machine busy (load {os.getloadavg()[0]:.2f}); timings will be noisy",
-              file=sys.stderr)
+        print(
+            f"warning: machine busy (load {os.getloadavg()[0]:.2f}); timings will be noisy",
+            file=sys.stderr,
+        )
     tools = args.tools.split(",")
     command = shlex.join(["python", *sys.argv])
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     info = machine()
-    versions = ", ".join(f"{t} {version(t)}" for t in tools)
+    repo = repo_state()
 
-    rows, refs = [], set()
+    rows, refs, builds = [], set(), set()
     with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ)
+        if args.threads:
+            env["RAYON_NUM_THREADS"] = env["RAYON_RS_NUM_CPUS"] = str(args.threads)
+        if "bytebpe" in tools and (snap := snapshot_bytebpe(tmp)):
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [snap, env.get("PYTHONPATH")]))
         for corpus in args.corpus.split(","):
             path = Path(args.corpora) / f"{corpus}.jsonl.gz"
             if not path.exists():
@@ -187,11 +241,16 @@ def main() -> None:
                 for tool in tools:
                     if any("error" in r for r in runs[tool]):
                         continue  # it failed once (e.g. not importable): don't retry
-                    r = run_one(args, tool, path, dumps[tool] if rep == 0 else None)
+                    r = run_one(args, tool, path, dumps[tool] if rep == 0 else None, env)
                     runs[tool].append(r)
-                    print(f"[{corpus} {rep + 1}/{args.repeats}] {tool}: "
-                          + (r.get("error") or f"{r['wall_s']:.2f} s, {r['peak_rss_mb']:.0f} MB"),
-                          file=sys.stderr, flush=True)
+                    if r.get("build"):
+                        builds.add(r["build"])
+                    print(
+                        f"[{corpus} {rep + 1}/{args.repeats}] {tool}: "
+                        + (r.get("error") or f"{r['wall_s']:.2f} s, {r['peak_rss_mb']:.0f} MB"),
+                        file=sys.stderr,
+                        flush=True,
+                    )
             corpus_rows, ref = summarize(corpus, runs, dumps)
             rows += corpus_rows
             refs.add(ref)
@@ -199,21 +258,33 @@ def main() -> None:
     threads = args.threads or f"all ({os.cpu_count()})"
     ref = refs.pop() if len(refs) == 1 else "ref"
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    report = "\n".join([
-        f"## {started}: train, pattern {args.pattern}, vocab {args.vocab_size:,}, "
-        f"{'all' if args.mb is None else args.mb} MB, {args.repeats} repeats",
-        "",
-        f"- Command: `{command}`",
-        f"- Machine: {info}, at end {load}",
-        f"- Python {platform.python_version()}; "
-        + versions + f"; threads: {threads}",
-        "",
-        "| tool | corpus | MB | vocab | wall s (median) | min–max | CPU s | RSS loaded MB "
-        f"| peak RSS MB | time × {ref} | RSS × {ref} | merges vs {ref}: same prefix / shared |",
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
-        *rows,
-        "",
-    ])
+    report = "\n".join(
+        [
+            (
+                f"## {started}: train, pattern {args.pattern}, vocab {args.vocab_size:,}, "
+                f"{'all' if args.mb is None else args.mb} MB, {args.repeats} repeats"
+            ),
+            "",
+            f"- Command: `{command}`",
+            f"- Machine: {info}, at end {load}",
+            f"- Python {platform.python_version()}; "
+            + ", ".join(
+                f"{t} {version(t)}"
+                + (f" ({'; '.join(sorted(builds))})" if t == "bytebpe" and builds else "")
+                for t in tools
+            )
+            + f"; {repo}; threads: {threads}",
+            "",
+            (
+                "| tool | corpus | MB | vocab | wall s (median) | min–max | CPU s | RSS loaded MB "
+                f"| peak RSS MB | time × {ref} | CPU × {ref} | RSS × {ref} "
+                f"| merges vs {ref}: same prefix / shared |"
+            ),
+            "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+            *rows,
+            "",
+        ]
+    )
     print(report)
     if args.write:
         text = RESULTS.read_text() if RESULTS.exists() else RESULTS_HEADER

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import glob
 import gzip
 import hashlib
 import json
@@ -32,19 +33,21 @@ import sys
 import time
 from importlib import metadata
 
+# o200k_base pat_str, in the parts tiktoken joins with "|".
+O200K_PARTS = (
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+    r"""\p{N}{1,3}""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+    r"""\s*[\r\n]+""",
+    r"""\s+(?!\S)""",
+    r"""\s+""",
+)
 # tiktoken's pat_str strings (tiktoken_ext/openai_public.py, tiktoken 0.14).
 PATTERNS = {
     "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s""",
     "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
-    "o200k": "|".join([
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]),
+    "o200k": "|".join(O200K_PARTS),
 }
 # Equivalent forms without possessive quantifiers, for Hugging Face tokenizers: its
 # Oniguruma regex reads `{1,3}+` as "({1,3})+", not as possessive, so "12345" would stay
@@ -128,12 +131,16 @@ def setup(tool: str, vocab_size: int, pattern: str):
 
         def train(texts):
             tok = Tokenizer(models.BPE())
-            tok.pre_tokenizer = pre_tokenizers.Sequence([
-                pre_tokenizers.Split(Regex(HF_PATTERNS.get(pattern, pattern)), "isolated"),
-                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-            ])
+            tok.pre_tokenizer = pre_tokenizers.Sequence(
+                [
+                    pre_tokenizers.Split(Regex(HF_PATTERNS.get(pattern, pattern)), "isolated"),
+                    pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+                ]
+            )
             trainer = trainers.BpeTrainer(
-                vocab_size=vocab_size, show_progress=False, special_tokens=[],
+                vocab_size=vocab_size,
+                show_progress=False,
+                special_tokens=[],
                 initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
             )
             tok.train_from_iterator(iter(texts), trainer=trainer)
@@ -145,13 +152,24 @@ def setup(tool: str, vocab_size: int, pattern: str):
 
 
 def build_stamp(tool: str) -> str | None:
-    """When bytebpe's native module was built (it is a development build that may be
-    rebuilt between runs); None for released tools."""
+    """bytebpe is a development build that may change between runs: a short hash of its
+    native module and Python sources, and when the native module was built. None for
+    released tools."""
     if tool != "bytebpe":
         return None
+    import bytebpe
     import bytebpe._bytebpe as native
 
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(os.path.getmtime(native.__file__)))
+    files = [
+        native.__file__,
+        *sorted(glob.glob(os.path.join(os.path.dirname(bytebpe.__file__), "*.py"))),
+    ]
+    h = hashlib.sha256()
+    for path in files:
+        with open(path, "rb") as f:
+            h.update(f.read())
+    built = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(os.path.getmtime(native.__file__)))
+    return f"{h.hexdigest()[:10]}, native module built {built}"
 
 
 def ranked(ranks) -> list[bytes]:
@@ -206,17 +224,28 @@ def main() -> None:
     if args.dump_merges:
         with open(args.dump_merges, "w") as f:
             f.writelines(m.hex() + "\n" for m in merged)
-    print(json.dumps({
-        "tool": args.tool, "version": version, "build": build_stamp(args.tool),
-        "corpus": args.corpus,
-        "docs": len(texts), "bytes": n_bytes, "vocab_size": args.vocab_size,
-        "vocab_out": vocab_out, "merges": len(merged), "merges_sha256": digest.hexdigest(),
-        "load_s": round(load_s, 3), "wall_s": round(wall_s, 3),
-        "cpu_s": round(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, 3),
-        "rss_loaded_mb": round(rss_loaded, 1),
-        "train_peak_mb": None if train_peak is None else round(train_peak, 1),
-        "peak_rss_mb": round(max(r1.ru_maxrss / 1024, train_peak or 0), 1),
-    }))
+    print(
+        json.dumps(
+            {
+                "tool": args.tool,
+                "version": version,
+                "build": build_stamp(args.tool),
+                "corpus": args.corpus,
+                "docs": len(texts),
+                "bytes": n_bytes,
+                "vocab_size": args.vocab_size,
+                "vocab_out": vocab_out,
+                "merges": len(merged),
+                "merges_sha256": digest.hexdigest(),
+                "load_s": round(load_s, 3),
+                "wall_s": round(wall_s, 3),
+                "cpu_s": round(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime, 3),
+                "rss_loaded_mb": round(rss_loaded, 1),
+                "train_peak_mb": None if train_peak is None else round(train_peak, 1),
+                "peak_rss_mb": round(max(r1.ru_maxrss / 1024, train_peak or 0), 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":
