@@ -109,12 +109,19 @@ def setup(tool: str, vocab_size: int, pattern: str):
     """Import the tool; return (version, train(texts) -> merged token bytes in rank order,
     vocab size reported by the tool)."""
     regex = PATTERNS.get(pattern, pattern)
-    if tool == "bytebpe":
+    if tool in ("bytebpe", "bytebpe-store"):
+        import tempfile
+
         import bytebpe
 
+        # bytebpe-store: the same call keeping the run in a fresh SQLite run store (the
+        # cost of durability: merges committed every second, the word table saved once).
+        store_dir = tempfile.mkdtemp() if tool == "bytebpe-store" else None
+
         def train(texts):
+            store = os.path.join(store_dir, "run.sqlite") if store_dir else None
             tok = bytebpe.Tokenizer.train_from_iterator(
-                iter(texts), vocab_size, pattern=pattern, progress=False
+                iter(texts), vocab_size, pattern=pattern, progress=False, store=store
             )
             return lambda: (ranked(tok.mergeable_ranks()), tok.vocab_size)
 
@@ -148,14 +155,14 @@ def setup(tool: str, vocab_size: int, pattern: str):
 
     else:
         raise SystemExit(f"unknown tool {tool!r}")
-    return metadata.version(tool), train
+    return metadata.version(tool.split("-")[0]), train
 
 
 def build_stamp(tool: str) -> str | None:
     """bytebpe is a development build that may change between runs: a short hash of its
     native module and Python sources, and when the native module was built. None for
     released tools."""
-    if tool != "bytebpe":
+    if not tool.startswith("bytebpe"):
         return None
     import bytebpe
     import bytebpe._bytebpe as native
@@ -190,7 +197,7 @@ def hf_merged_tokens(tok) -> list[bytes]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tool", required=True, choices=["bytebpe", "rustbpe", "tokenizers"])
+    ap.add_argument("--tool", required=True, choices=["bytebpe", "bytebpe-store", "rustbpe", "tokenizers"])
     ap.add_argument("--corpus", required=True, help="path to a .jsonl.gz corpus")
     ap.add_argument("--mb", type=float, default=None, help="use only the first N MB of text")
     ap.add_argument("--vocab-size", type=int, default=32768)

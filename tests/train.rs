@@ -14,7 +14,7 @@ fn train_words(words: &[(&[u8], u64)], vocab_size: usize) -> Vec<MergeRecord> {
     for (w, n) in words {
         c.add_word(w, *n).unwrap();
     }
-    let config = TrainConfig { vocab_size, min_frequency: 1 };
+    let config = TrainConfig { vocab_size, min_frequency: 1, threads: None };
     let tok = train::train(c, config, &[], &mut |_| Ok(())).unwrap();
     tok.vocab().merges().to_vec()
 }
@@ -48,7 +48,7 @@ fn min_frequency_stops_training() {
     let mut c = counter("cl100k");
     c.add_word(b"abc", 3).unwrap();
     c.add_word(b"xy", 1).unwrap();
-    let config = TrainConfig { vocab_size: 1000, min_frequency: 2 };
+    let config = TrainConfig { vocab_size: 1000, min_frequency: 2, threads: None };
     let tok = train::train(c, config, &[], &mut |_| Ok(())).unwrap();
     // (a,b)=3, then (ab,c)=3; (x,y)=1 is below the threshold.
     assert_eq!(tok.vocab_size(), 258);
@@ -66,7 +66,7 @@ fn pair_count_overflow_is_reported() {
     let mut c = counter("cl100k");
     c.add_word(b"ab", u64::MAX).unwrap();
     c.add_word(b"abc", 1).unwrap();
-    let config = TrainConfig { vocab_size: 300, min_frequency: 1 };
+    let config = TrainConfig { vocab_size: 300, min_frequency: 1, threads: None };
     let err = train::train(c, config, &[], &mut |_| Ok(())).unwrap_err();
     assert!(matches!(err, Error::CountOverflow { .. }), "{err}");
 }
@@ -75,7 +75,7 @@ fn pair_count_overflow_is_reported() {
 fn observer_errors_stop_training() {
     let mut c = counter("cl100k");
     c.add_word(b"abcdefgh", 2).unwrap();
-    let config = TrainConfig { vocab_size: 300, min_frequency: 1 };
+    let config = TrainConfig { vocab_size: 300, min_frequency: 1, threads: None };
     let err = train::train(c, config, &[], &mut |_| Err(Error::Interrupted)).unwrap_err();
     assert_eq!(err, Error::Interrupted);
 }
@@ -114,8 +114,8 @@ fn train_docs(docs: &[String], batch: usize, threads: usize) -> Tokenizer {
             chunk.iter().map(|d| Document { data: d.as_bytes(), is_text: true }).collect();
         c.add_documents(&docs, (i * batch) as u64, Some(threads)).unwrap();
     }
-    train::train(c, TrainConfig { vocab_size: 600, min_frequency: 2 }, &[], &mut |_| Ok(()))
-        .unwrap()
+    let config = TrainConfig { vocab_size: 600, min_frequency: 2, threads: Some(threads) };
+    train::train(c, config, &[], &mut |_| Ok(())).unwrap()
 }
 
 #[test]
@@ -143,4 +143,24 @@ fn encoding_roundtrips_any_bytes() {
     let data = b"abc \xff\xfe def\n\xe2\x82 aaaa bbbb \xf0\x9f\x98\x80".to_vec();
     let ids = tok.encode_bytes(&data).unwrap();
     assert_eq!(tok.decode_bytes(&ids).unwrap(), data);
+}
+
+#[test]
+fn parallel_rewrites_of_big_merges_match_sequential() {
+    // 40,000 distinct words sharing pairs, so the first merges touch more words than
+    // the threshold of the parallel rewrite.
+    let words: Vec<(Vec<u8>, u64)> =
+        (0..40_000u64).map(|i| (format!("x{i:05}y").into_bytes(), 1 + i % 7)).collect();
+    let run = |threads| {
+        let mut c = counter("cl100k");
+        for (w, n) in &words {
+            c.add_word(w, *n).unwrap();
+        }
+        let config = TrainConfig { vocab_size: 400, min_frequency: 2, threads: Some(threads) };
+        train::train(c, config, &[], &mut |_| Ok(())).unwrap().vocab().merges().to_vec()
+    };
+    let sequential = run(1);
+    assert!(sequential[0].count > 40_000, "the first merge spans every word");
+    assert_eq!(run(2), sequential);
+    assert_eq!(run(3), sequential);
 }

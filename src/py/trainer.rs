@@ -173,7 +173,7 @@ impl WordCounter {
         replay: Vec<MergeTuple>,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<CoreTokenizer> {
-        let config = TrainConfig { vocab_size, min_frequency };
+        let config = TrainConfig { vocab_size, min_frequency, threads: self.threads };
         let specials = self.counter()?.specials().len();
         config.validate(specials).map_err(to_py)?;
         let counter = self.inner.take().expect("checked above");

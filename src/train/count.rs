@@ -31,7 +31,9 @@ pub struct WordCounter {
     /// Pieces longer than this many bytes are cut into shorter words (counted in the
     /// ledger), so no token grows longer.
     max_token_length: Option<usize>,
-    counts: WordCounts,
+    /// The word table, split by a fixed hash of the word so batches can be folded in
+    /// on all threads at once (each thread owns some shards).
+    shards: Vec<WordCounts>,
     ledger: Ledger,
     /// A fingerprint of the documents counted, in order (see [`fingerprint`]).
     fingerprint: u64,
@@ -64,7 +66,7 @@ impl WordCounter {
             pattern,
             specials,
             max_token_length: max_token_length.map(|n| n.max(1)),
-            counts: WordCounts::new(),
+            shards: empty_shards(),
             ledger: Ledger::default(),
             fingerprint: EMPTY_FINGERPRINT,
         }
@@ -80,8 +82,8 @@ impl WordCounter {
 
     /// Serializes the word table (sorted by bytes, so equal tables give equal bytes).
     pub fn snapshot(&self) -> Vec<u8> {
-        let mut words: Vec<(&Vec<u8>, &u64)> = self.counts.iter().collect();
-        words.sort_unstable();
+        let mut words: Vec<(&Vec<u8>, &u64)> = self.shards.iter().flatten().collect();
+        words.par_sort_unstable();
         let mut out = Vec::with_capacity(SNAPSHOT_MAGIC.len() + 8 + words.len() * 16);
         out.extend_from_slice(SNAPSHOT_MAGIC);
         out.extend_from_slice(&(words.len() as u64).to_le_bytes());
@@ -99,20 +101,20 @@ impl WordCounter {
         let body = snapshot.strip_prefix(SNAPSHOT_MAGIC).ok_or_else(|| corrupt("bad header"))?;
         let (n, mut rest) = body.split_at_checked(8).ok_or_else(|| corrupt("cut short"))?;
         let n = u64::from_le_bytes(n.try_into().expect("8 bytes"));
-        let mut counts = WordCounts::with_capacity(n.min(1 << 24) as usize);
+        let mut shards = empty_shards();
         for _ in 0..n {
             let len = take_varint(&mut rest).ok_or_else(|| corrupt("cut short"))? as usize;
             let (word, after) = rest.split_at_checked(len).ok_or_else(|| corrupt("cut short"))?;
             rest = after;
             let count = take_varint(&mut rest).ok_or_else(|| corrupt("cut short"))?;
-            if counts.insert(word.to_vec(), count).is_some() {
+            if shards[shard_of(word)].insert(word.to_vec(), count).is_some() {
                 return Err(corrupt("a word appears twice"));
             }
         }
         if !rest.is_empty() {
             return Err(corrupt("trailing bytes"));
         }
-        self.counts = counts;
+        self.shards = shards;
         self.ledger = ledger;
         self.fingerprint = fingerprint;
         Ok(())
@@ -138,7 +140,7 @@ impl WordCounter {
 
     /// Distinct words so far.
     pub fn distinct_words(&self) -> usize {
-        self.counts.len()
+        self.shards.iter().map(|s| s.len()).sum()
     }
 
     /// Counts a batch in parallel. `first_index` is the index of `docs[0]` in the whole
@@ -155,11 +157,11 @@ impl WordCounter {
         let pool = parallel::pool(threads);
         // A few chunks per thread balances uneven documents without many partial maps.
         let chunk = docs.len().div_ceil(pool.current_num_threads() * 4).max(1);
-        let partials: Vec<Result<(WordCounts, Ledger)>> = pool.install(|| {
+        let partials: Vec<Result<(Vec<WordCounts>, Ledger)>> = pool.install(|| {
             docs.par_chunks(chunk)
                 .enumerate()
                 .map(|(c, chunk_docs)| {
-                    let mut counts = WordCounts::new();
+                    let mut counts = empty_shards();
                     let mut ledger = Ledger::default();
                     for (i, doc) in chunk_docs.iter().enumerate() {
                         let index = first_index + (c * chunk + i) as u64;
@@ -172,10 +174,20 @@ impl WordCounter {
                 .collect()
         });
         let partials = partials.into_iter().collect::<Result<Vec<_>>>()?;
+        let mut by_shard: Vec<Vec<WordCounts>> = (0..SHARDS).map(|_| Vec::new()).collect();
         for (counts, ledger) in partials {
-            self.absorb(counts);
+            for (shard, partial) in by_shard.iter_mut().zip(counts) {
+                shard.push(partial);
+            }
             self.ledger.absorb(&ledger);
         }
+        pool.install(|| {
+            self.shards.par_iter_mut().zip(by_shard).for_each(|(shard, partials)| {
+                for partial in partials {
+                    absorb(shard, partial);
+                }
+            })
+        });
         self.ledger.documents += docs.len() as u64;
         self.ledger.bytes += docs.iter().map(|d| d.data.len() as u64).sum::<u64>();
         self.fingerprint = fingerprint(self.fingerprint, docs);
@@ -187,9 +199,10 @@ impl WordCounter {
         if count == 0 || word.is_empty() {
             return Ok(());
         }
-        let slot = match self.counts.get_mut(word) {
+        let shard = &mut self.shards[shard_of(word)];
+        let slot = match shard.get_mut(word) {
             Some(slot) => slot,
-            None => self.counts.entry(word.to_vec()).or_insert(0),
+            None => shard.entry(word.to_vec()).or_insert(0),
         };
         *slot = slot.checked_add(count).ok_or_else(|| {
             Error::InvalidConfig(format!(
@@ -202,8 +215,8 @@ impl WordCounter {
 
     /// The counted words, sorted by bytes (a deterministic order for training).
     pub fn into_words(self) -> Vec<(Vec<u8>, u64)> {
-        let mut words: Vec<(Vec<u8>, u64)> = self.counts.into_iter().collect();
-        words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut words: Vec<(Vec<u8>, u64)> = self.shards.into_iter().flatten().collect();
+        words.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
         words
     }
 
@@ -211,7 +224,7 @@ impl WordCounter {
         &self,
         doc: &Document<'_>,
         index: u64,
-        counts: &mut WordCounts,
+        counts: &mut [WordCounts],
         ledger: &mut Ledger,
     ) -> Result<(), fancy_regex::Error> {
         // Bytes that validate take the text path; others are tallied in the ledger first.
@@ -226,10 +239,10 @@ impl WordCounter {
             if piece.len() > max {
                 pieces_cut += 1;
                 for part in cut(piece, max) {
-                    add_one(counts, part);
+                    add_one(&mut counts[shard_of(part)], part);
                 }
             } else {
-                add_one(counts, piece);
+                add_one(&mut counts[shard_of(piece)], piece);
             }
         };
         self.specials.split(
@@ -255,21 +268,35 @@ impl WordCounter {
         ledger.unmatched_bytes += gap_bytes;
         Ok(())
     }
-
-    fn absorb(&mut self, partial: WordCounts) {
-        if self.counts.is_empty() {
-            self.counts = partial;
-            return;
-        }
-        for (word, n) in partial {
-            // Cannot overflow: counted occurrences are bounded by the bytes of real input
-            // (pre-counted words go through `add_word`, which checks).
-            *self.counts.entry(word).or_insert(0) += n;
-        }
-    }
 }
 
 const SNAPSHOT_MAGIC: &[u8] = b"BBPEWC1\0";
+
+/// Shards of the word table (a power of two).
+const SHARDS: usize = 64;
+
+fn empty_shards() -> Vec<WordCounts> {
+    (0..SHARDS).map(|_| WordCounts::new()).collect()
+}
+
+/// The shard of a word: a hash with fixed keys, so a word always lands in one shard.
+fn shard_of(word: &[u8]) -> usize {
+    static HASHER: std::sync::OnceLock<ahash::RandomState> = std::sync::OnceLock::new();
+    let hasher = HASHER.get_or_init(|| ahash::RandomState::with_seeds(1, 2, 3, 4));
+    (hasher.hash_one(word) as usize) & (SHARDS - 1)
+}
+
+fn absorb(shard: &mut WordCounts, partial: WordCounts) {
+    if shard.is_empty() {
+        *shard = partial;
+        return;
+    }
+    for (word, n) in partial {
+        // Cannot overflow: counted occurrences are bounded by the bytes of real input
+        // (pre-counted words go through `add_word`, which checks).
+        *shard.entry(word).or_insert(0) += n;
+    }
+}
 
 fn add_one(counts: &mut WordCounts, piece: &[u8]) {
     match counts.get_mut(piece) {

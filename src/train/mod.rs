@@ -17,6 +17,8 @@ pub struct TrainConfig {
     pub vocab_size: usize,
     /// Stop when the best pair occurs fewer times than this (at least 1).
     pub min_frequency: u64,
+    /// Threads for the merge loop's parallel parts (default: all cores).
+    pub threads: Option<usize>,
 }
 
 impl TrainConfig {
@@ -39,7 +41,11 @@ impl TrainConfig {
                 self.vocab_size
             )));
         }
-        Ok(StopRule { new_tokens: self.vocab_size - floor, min_frequency: self.min_frequency })
+        Ok(StopRule {
+            new_tokens: self.vocab_size - floor,
+            min_frequency: self.min_frequency,
+            threads: self.threads,
+        })
     }
 }
 
