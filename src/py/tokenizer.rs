@@ -1,12 +1,12 @@
 //! `CoreTokenizer`: the frozen native tokenizer behind `bytebpe.Tokenizer`.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList};
 
 use super::trainer::{held_document, HeldDocument};
 
@@ -21,6 +21,25 @@ use crate::{Rank, Tokenizer};
 #[pyclass(frozen, module = "bytebpe._bytebpe")]
 pub struct CoreTokenizer {
     pub(super) inner: Arc<Tokenizer>,
+    /// One Python int per token id, made on first use: token lists are built from these
+    /// shared objects instead of allocating an int per token (most ids are above 256,
+    /// outside CPython's small-int cache), which halves the cost of returning lists.
+    ints: OnceLock<Vec<Py<PyInt>>>,
+}
+
+impl CoreTokenizer {
+    pub(super) fn new(tokenizer: Tokenizer) -> Self {
+        Self { inner: Arc::new(tokenizer), ints: OnceLock::new() }
+    }
+
+    fn list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        let ints = self.ints.get_or_init(|| {
+            (0..self.inner.vocab_size() as Rank)
+                .map(|id| id.into_pyobject(py).expect("ints convert").unbind())
+                .collect()
+        });
+        PyList::new(py, ids.iter().map(|&id| ints[id as usize].bind(py)))
+    }
 }
 
 /// A merge record as Python sees it: (left, right, token, count).
@@ -50,7 +69,7 @@ impl CoreTokenizer {
             let vocab = Vocab::from_merges(merges)?;
             let tokenizer =
                 Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
-            Ok(Self { inner: Arc::new(tokenizer) })
+            Ok(Self::new(tokenizer))
         })
     }
 
@@ -67,7 +86,7 @@ impl CoreTokenizer {
             let vocab = Vocab::from_ranks(ranks)?;
             let tokenizer =
                 Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
-            Ok(Self { inner: Arc::new(tokenizer) })
+            Ok(Self::new(tokenizer))
         })
     }
 
@@ -118,38 +137,50 @@ impl CoreTokenizer {
         Ok(PyBytes::new(py, &bytes))
     }
 
-    fn encode_ordinary(&self, py: Python<'_>, text: PyBackedStr) -> PyResult<Vec<Rank>> {
-        detached_quiet(py, || self.inner.encode_ordinary(&text))
+    fn encode_ordinary<'py>(
+        &self,
+        py: Python<'py>,
+        text: PyBackedStr,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = detached_quiet(py, || self.inner.encode_ordinary(&text))?;
+        self.list(py, &ids)
     }
 
-    fn encode(
+    fn encode<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: PyBackedStr,
         allowed_special: HashSet<String>,
-    ) -> PyResult<Vec<Rank>> {
-        detached_quiet(py, || {
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = detached_quiet(py, || {
             self.inner.encode(&text, |special| {
                 std::str::from_utf8(special).is_ok_and(|s| allowed_special.contains(s))
             })
-        })
+        })?;
+        self.list(py, &ids)
     }
 
-    fn encode_bytes(&self, py: Python<'_>, data: PyBackedBytes) -> PyResult<Vec<Rank>> {
-        detached_quiet(py, || self.inner.encode_bytes(&data))
+    fn encode_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        data: PyBackedBytes,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = detached_quiet(py, || self.inner.encode_bytes(&data))?;
+        self.list(py, &ids)
     }
 
     #[pyo3(signature = (texts, num_threads=None))]
-    fn encode_ordinary_batch(
+    fn encode_ordinary_batch<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         texts: Vec<PyBackedStr>,
         num_threads: Option<usize>,
-    ) -> PyResult<Vec<Vec<Rank>>> {
-        detached_quiet(py, || {
+    ) -> PyResult<Bound<'py, PyList>> {
+        let batch = detached_quiet(py, || {
             let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
             self.inner.encode_ordinary_batch(&texts, num_threads)
-        })
+        })?;
+        PyList::new(py, batch.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?)
     }
 
     /// Encodes `str`/`bytes` documents into one flat array of `itemsize`-byte tokens and

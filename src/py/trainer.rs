@@ -1,7 +1,5 @@
 //! `WordCounter`: counts batches handed over by the Python layer, then trains.
 
-use std::sync::Arc;
-
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
@@ -191,7 +189,7 @@ impl WordCounter {
             };
             train::train(counter, config, &replay, &mut observe)
         })?;
-        Ok(CoreTokenizer { inner: Arc::new(tokenizer) })
+        Ok(CoreTokenizer::new(tokenizer))
     }
 }
 
