@@ -34,7 +34,10 @@ impl CoreTokenizer {
 
     fn list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
         let ints = self.ints.get_or_init(|| {
-            (0..self.inner.vocab_size() as Rank)
+            // Special ids may leave gaps above the vocabulary: cover the largest id.
+            let specials = self.inner.specials().tokens().iter().map(|&(_, id)| id + 1);
+            let end = specials.max().unwrap_or(0).max(self.inner.vocab().len() as Rank);
+            (0..end)
                 .map(|id| id.into_pyobject(py).expect("ints convert").unbind())
                 .collect()
         });
