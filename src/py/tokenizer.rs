@@ -37,9 +37,7 @@ impl CoreTokenizer {
             // Special ids may leave gaps above the vocabulary: cover the largest id.
             let specials = self.inner.specials().tokens().iter().map(|&(_, id)| id + 1);
             let end = specials.max().unwrap_or(0).max(self.inner.vocab().len() as Rank);
-            (0..end)
-                .map(|id| id.into_pyobject(py).expect("ints convert").unbind())
-                .collect()
+            (0..end).map(|id| id.into_pyobject(py).expect("ints convert").unbind()).collect()
         });
         PyList::new(py, ids.iter().map(|&id| ints[id as usize].bind(py)))
     }
