@@ -169,25 +169,21 @@ def test_truncated_store(tmp_path):
         Tokenizer.load(path)
 
 
-def test_merge_log_gap_is_detected(tmp_path):
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ("DELETE FROM merges WHERE rank = 10", "gap at rank 10"),
+        ("UPDATE merges SET token_id = 999 WHERE rank = 3", "merge 3"),
+    ],
+)
+def test_edited_merge_log_is_detected(tmp_path, edit, message):
     path = tmp_path / "run.sqlite"
     train(store=path, vocab_size=300)
     conn = sqlite3.connect(path)
-    conn.execute("DELETE FROM merges WHERE rank = 10")
+    conn.execute(edit)
     conn.commit()
     conn.close()
-    with pytest.raises(CorruptTokenizerError, match="gap at rank 10"):
-        Tokenizer.load(path)
-
-
-def test_edited_merge_is_detected(tmp_path):
-    path = tmp_path / "run.sqlite"
-    train(store=path, vocab_size=300)
-    conn = sqlite3.connect(path)
-    conn.execute("UPDATE merges SET token_id = 999 WHERE rank = 3")
-    conn.commit()
-    conn.close()
-    with pytest.raises(CorruptTokenizerError, match="merge 3"):
+    with pytest.raises(CorruptTokenizerError, match=message):
         Tokenizer.load(path)
 
 

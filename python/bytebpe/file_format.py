@@ -41,16 +41,21 @@ def to_state(core: CoreTokenizer, ledger: dict[str, Any] | None = None) -> dict[
     }
 
 
+def check_header(obj: Any, where: str, fmt: str, version: int, what: str) -> None:
+    """Refuses a JSON document that is not `fmt` at `version` (a foreign or newer file)."""
+    if not isinstance(obj, dict) or obj.get("format") != fmt:
+        raise CorruptTokenizerError(f"{where} is not a {what}")
+    if obj.get("version") != version:
+        raise CorruptTokenizerError(
+            f"{where} has format version {obj.get('version')!r}; this bytebpe reads "
+            f"version {version} (upgrade bytebpe)"
+        )
+
+
 def from_state(state: Any, where: str, vocab_size: int | None = None) -> Loaded:
     """Rebuilds a tokenizer from `to_state` output; `where` names the source in errors.
     With `vocab_size`, only the first merges (or the lowest ids) are kept."""
-    if not isinstance(state, dict) or state.get("format") != FORMAT:
-        raise CorruptTokenizerError(f"{where} is not a bytebpe tokenizer")
-    if state.get("version") != VERSION:
-        raise CorruptTokenizerError(
-            f"{where} has format version {state.get('version')!r}; this bytebpe reads "
-            f"version {VERSION} (upgrade bytebpe)"
-        )
+    check_header(state, where, FORMAT, VERSION, "bytebpe tokenizer")
     try:
         specials = [str(t) for t, _ in state["special_tokens"]]
         tokens = [base64.b64decode(t, validate=True) for t in state["tokens"]]

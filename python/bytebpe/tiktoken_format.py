@@ -31,6 +31,7 @@ import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from bytebpe import file_format
 from bytebpe._bytebpe import CoreTokenizer, CorruptTokenizerError, resolve_pattern
 
 __all__ = [
@@ -357,13 +358,9 @@ def _read_sidecar(path: str) -> dict[str, Any] | None:
             meta = json.load(f)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise CorruptTokenizerError(f"sidecar {side!r} is not valid JSON: {e}") from None
-    if not isinstance(meta, dict) or meta.get("format") != SIDECAR_FORMAT:
-        raise CorruptTokenizerError(f"{side!r} is not a bytebpe tiktoken sidecar")
-    if meta.get("version") != SIDECAR_VERSION:
-        raise CorruptTokenizerError(
-            f"sidecar {side!r} has version {meta.get('version')!r}; this bytebpe reads "
-            f"version {SIDECAR_VERSION}"
-        )
+    file_format.check_header(
+        meta, f"sidecar {side!r}", SIDECAR_FORMAT, SIDECAR_VERSION, "bytebpe tiktoken sidecar"
+    )
     pattern = meta.get("pattern")
     specials = meta.get("special_tokens")
     if not isinstance(pattern, str) or not isinstance(specials, dict) or not all(
