@@ -12,7 +12,6 @@ import threading
 import time
 
 import pytest
-
 from bytebpe import Merge, Tokenizer
 from bytebpe.sample import sample_documents
 

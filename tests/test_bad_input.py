@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import bytebpe
+import pytest
 from bytebpe import PatternError, Tokenizer, TrainingWarning
 
 

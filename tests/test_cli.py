@@ -8,7 +8,6 @@ import subprocess
 import sys
 
 import pytest
-
 from bytebpe import Tokenizer
 from bytebpe.cli import main
 

@@ -13,7 +13,6 @@ import textwrap
 import time
 
 import pytest
-
 from bytebpe import CorruptTokenizerError, Tokenizer
 
 SCRIPT = textwrap.dedent(

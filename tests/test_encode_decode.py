@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+import bytebpe
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-import bytebpe
 from bytebpe import Tokenizer, encode_to_file
 from bytebpe.cli import main
 from bytebpe.sample import sample_documents
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 HELDOUT = sample_documents(split="heldout")[:30]
 

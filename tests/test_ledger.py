@@ -5,7 +5,6 @@ from __future__ import annotations
 import warnings
 
 import pytest
-
 from bytebpe import Tokenizer
 from bytebpe.ledger import format_report, is_clean
 from bytebpe.sample import sample_documents
@@ -35,7 +34,7 @@ def test_invalid_bytes_by_kind_with_offsets():
         b"stray \x80\x81 and never \xc0\xff",  # 2 stray continuation, 2 never valid
         b"cut \xe2\x82",  # truncated: 2 bytes at offset 4
         b"over \xe0\x80\x80 big \xf4\x90\x80\x80",  # overlong 3 at 5; too large 4 at 13
-        "ok".encode(),
+        b"ok",
     ]
     tok = train(docs * 3)  # the same damage three times
     t = tok.loss_report()["training"]

@@ -281,9 +281,9 @@ def test_builtin_patterns_are_tiktokens(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(
         openai_public, "data_gym_to_mergeable_bpe_ranks", lambda *args, **kwargs: {}
     )
-    assert R.GPT2_PATTERN == openai_public.r50k_base()["pat_str"]
-    assert R.CL100K_PATTERN == openai_public.cl100k_base()["pat_str"]
-    assert R.O200K_PATTERN == openai_public.o200k_base()["pat_str"]
+    assert openai_public.r50k_base()["pat_str"] == R.GPT2_PATTERN
+    assert openai_public.cl100k_base()["pat_str"] == R.CL100K_PATTERN
+    assert openai_public.o200k_base()["pat_str"] == R.O200K_PATTERN
 
 
 # --- encoding ---------------------------------------------------------------------------------

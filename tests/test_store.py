@@ -10,7 +10,6 @@ import textwrap
 import time
 
 import pytest
-
 from bytebpe import CorruptTokenizerError, RunStore, StoreError, Tokenizer
 from bytebpe.sample import sample_documents
 

@@ -210,7 +210,7 @@ def _show_learned(tok: Tokenizer, count: int, heldout: list[str | bytes]) -> Non
     tokens = sorted(tok.mergeable_ranks().items(), key=lambda kv: (-len(kv[0]), kv[1]))
     shown = [_printable(b) for b, _ in tokens[:count]]
     print(f"longest learned tokens: {' | '.join(shown)}")
-    text = next((d for d in heldout if isinstance(d, str) and 40 <= len(d)), None)
+    text = next((d for d in heldout if isinstance(d, str) and len(d) >= 40), None)
     if text is not None:
         line = next((ln for ln in text.split("\n") if len(ln.strip()) >= 20), text)[:120]
         pieces = [_printable(tok.token_bytes(t)) for t in tok.encode_ordinary(line)]

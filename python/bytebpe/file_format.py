@@ -176,9 +176,9 @@ def load(path: str | os.PathLike[str], vocab_size: int | None = None) -> Loaded:
         raise CorruptTokenizerError(
             f"{where} is not a bytebpe tokenizer file (not valid JSON: {e})"
         ) from None
-    if isinstance(state, dict) and state.get("format") == FORMAT:
-        if state.get("sha256") != _digest(state):
-            raise CorruptTokenizerError(
-                f"{where} fails its checksum: the file was modified or damaged"
-            )
+    is_ours = isinstance(state, dict) and state.get("format") == FORMAT
+    if is_ours and state.get("sha256") != _digest(state):
+        raise CorruptTokenizerError(
+            f"{where} fails its checksum: the file was modified or damaged"
+        )
     return from_state(state, where, vocab_size)

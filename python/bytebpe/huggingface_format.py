@@ -498,7 +498,7 @@ def _check_pieces(rust_pattern: str, onig_pattern: str, what: str) -> None:
         split = tokenizers.pre_tokenizers.Split(
             tokenizers.Regex(onig_pattern), behavior="isolated"
         )
-    except Exception as e:  # noqa: BLE001 (tokenizers raises bare Exception for regex errors)
+    except Exception as e:
         raise ValueError(f"{what}: Oniguruma rejects the pattern {onig_pattern!r}: {e}") from None
     texts = tiktoken_format.stress_texts()
     for text, want in zip(texts, tiktoken_format.pieces(rust_pattern, texts)):

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SAMPLE_PATH", "SPLITS", "KINDS", "sample_documents", "sample_records"]
+__all__ = ["KINDS", "SAMPLE_PATH", "SPLITS", "sample_documents", "sample_records"]
 
 # A plain path next to this module: maturin installs python/bytebpe/ (data included) unzipped.
 SAMPLE_PATH: Path = Path(__file__).resolve().parent / "data" / "sample.jsonl.gz"

@@ -363,7 +363,7 @@ def _acquire_lock(path: str) -> _Lock:
 
     lock_path = path + ".lock"
     try:
-        f = open(lock_path, "a+")
+        f = open(lock_path, "a+")  # noqa: SIM115 -- held open for the run, closed by _Lock
     except OSError as e:
         raise StoreError(f"cannot create the run store {path!r}: {e}") from None
     try:

@@ -187,7 +187,7 @@ def _first_difference(tok: Any, enc: Any, texts: Iterable[str]) -> str | None:
         got = [enc.encode_ordinary(text) for text in texts]
     except (KeyboardInterrupt, SystemExit):
         raise
-    except BaseException as e:  # noqa: BLE001 (tiktoken panics on empty matches, and
+    except BaseException as e:
         # its PanicException is a BaseException)
         return f"tiktoken fails on it ({type(e).__name__}: {e}; does the pattern match empty text?)"
     for text, want, ids in zip(texts, ordinary, got):

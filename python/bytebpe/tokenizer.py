@@ -33,7 +33,7 @@ class Tokenizer:
     last; an id equals its tiktoken rank.
     """
 
-    __slots__ = ("_core", "_special_ids", "_ledger")
+    __slots__ = ("_core", "_ledger", "_special_ids")
 
     def __init__(
         self, core: _bytebpe.CoreTokenizer, ledger: dict[str, Any] | None = None
