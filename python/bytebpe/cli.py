@@ -210,11 +210,16 @@ def _show_learned(tok: Tokenizer, count: int, heldout: list[str | bytes]) -> Non
     tokens = sorted(tok.mergeable_ranks().items(), key=lambda kv: (-len(kv[0]), kv[1]))
     shown = [_printable(b) for b, _ in tokens[:count]]
     print(f"longest learned tokens: {' | '.join(shown)}")
-    text = next((d for d in heldout if isinstance(d, str) and len(d) >= 40), None)
-    if text is not None:
-        line = next((ln for ln in text.split("\n") if len(ln.strip()) >= 20), text)[:120]
-        pieces = [_printable(tok.token_bytes(t)) for t in tok.encode_ordinary(line)]
+    # A prose-like line shows merges best: mostly letters and spaces, not markup.
+    lines = (ln.strip() for d in heldout if isinstance(d, str) for ln in d.split("\n"))
+    line = next((ln for ln in lines if len(ln) >= 40 and _wordy(ln)), None)
+    if line is not None:
+        pieces = [_printable(tok.token_bytes(t)) for t in tok.encode_ordinary(line[:120])]
         print(f"a held-out line in tokens: {'|'.join(pieces)}")
+
+
+def _wordy(line: str) -> bool:
+    return sum((c.isascii() and c.isalpha()) or c == " " for c in line) >= 0.9 * len(line)
 
 
 def _printable(data: bytes) -> str:
