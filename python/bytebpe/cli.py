@@ -70,7 +70,10 @@ def _train(args: argparse.Namespace) -> int:
         from bytebpe.sample import sample_documents
 
         train_docs: list[str | bytes] = list(sample_documents(split="train"))
-        heldout: list[str | bytes] = list(sample_documents(split="heldout"))
+        # English first, so the line shown in tokens is one most readers can follow.
+        heldout: list[str | bytes] = sorted(
+            sample_documents(split="heldout"), key=lambda d: not d.isascii()
+        )
         source = "the bundled sample"
     else:
         documents = list(read_files(args.inputs, documents=args.documents, text_column=args.text_column))
