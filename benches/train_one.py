@@ -133,6 +133,14 @@ def setup(tool: str, vocab_size: int, pattern: str):
             tok.train_from_iterator(iter(texts), vocab_size, pattern=regex)
             return lambda: (ranked(tok.get_mergeable_ranks()), tok.vocab_size)
 
+    elif tool == "bpeasy":
+        import bpeasy
+
+        def train(texts):
+            # bpeasy caps token length; a cap no piece reaches keeps it comparable.
+            ranks = bpeasy.train_bpe(iter(texts), regex, 1 << 20, vocab_size)
+            return lambda: (ranked(ranks), len(ranks))
+
     elif tool == "tokenizers":
         from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
 
@@ -197,7 +205,7 @@ def hf_merged_tokens(tok) -> list[bytes]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tool", required=True, choices=["bytebpe", "bytebpe-store", "rustbpe", "tokenizers"])
+    ap.add_argument("--tool", required=True, choices=["bytebpe", "bytebpe-store", "rustbpe", "bpeasy", "tokenizers"])
     ap.add_argument("--corpus", required=True, help="path to a .jsonl.gz corpus")
     ap.add_argument("--mb", type=float, default=None, help="use only the first N MB of text")
     ap.add_argument("--vocab-size", type=int, default=32768)

@@ -22,6 +22,19 @@ def test_train_on_sample(tmp_path, capsys):
     assert Tokenizer.load(out).vocab_size == 1000
 
 
+def test_train_with_a_store_then_inspect(tmp_path, capsys):
+    store = tmp_path / "run.sqlite"
+    args = ["train", "--sample", "--vocab-size", "600", "-o", str(tmp_path / "t.json"),
+            "--store", str(store), "--no-progress"]
+    assert main(args) == 0
+    assert main(args) == 0  # resumes: nothing left to do, same tokenizer
+    capsys.readouterr()
+    assert main(["inspect", str(store), "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "counting: finished" in out and "complete: yes" in out and "first 3 merges" in out
+    assert "clean: yes" in out
+
+
 def test_train_on_files_and_globs(tmp_path, capsys):
     (tmp_path / "a.txt").write_text("hello world\n" * 50 + "goodbye world\n" * 50)
     with gzip.open(tmp_path / "b.jsonl.gz", "wt") as f:

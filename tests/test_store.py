@@ -266,3 +266,25 @@ def test_load_while_a_run_writes(tmp_path):
     assert proc.wait() == 0
     assert sizes == sorted(sizes) and len(set(sizes)) > 1
     assert Tokenizer.load(path).vocab_size == 6000
+
+
+def test_counting_over_files_resumes_after_a_missing_file_is_fixed(tmp_path):
+    from bytebpe import read_files
+
+    paths = [tmp_path / f"part{i}.txt" for i in range(4)]
+    for i, path in enumerate(paths):
+        if i != 2:
+            path.write_text("".join(f"{d}\n" for d in DOCS[i::4]).replace("\n\n", "\n"))
+    files = read_files([str(p) for p in paths])
+    store = RunStore(tmp_path / "run.sqlite", checkpoint_every=0)
+    with pytest.raises(FileNotFoundError, match="part2.txt"):
+        train(files, store=store, buffer_size=5)
+    assert store_documents(tmp_path / "run.sqlite") > 0  # counting was checkpointed
+    paths[2].write_text("".join(f"{d}\n" for d in DOCS[2::4]).replace("\n\n", "\n"))
+    assert train(files, store=store, buffer_size=5) == train(files)
+
+
+def store_documents(path) -> int:
+    from bytebpe import store
+
+    return store.read(path).documents

@@ -58,6 +58,8 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
                    help="plain text: one document per line (default) or per file")
     p.add_argument("--heldout", nargs="*", default=None,
                    help="files to measure compression on (default: every 20th document)")
+    p.add_argument("--store", default=None,
+                   help="keep the run in this SQLite run store; run again to resume after a crash")
     p.add_argument("--show", type=int, default=20, help="how many learned tokens to show")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(run=_train)
@@ -97,6 +99,7 @@ def _train(args: argparse.Namespace) -> int:
         special_tokens=args.special_tokens,
         min_frequency=args.min_frequency,
         num_threads=args.threads,
+        store=args.store,
         progress=not args.no_progress,
     )
     seconds = time.perf_counter() - started

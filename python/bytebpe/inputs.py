@@ -17,29 +17,49 @@ def read_files(
     *,
     documents: Literal["lines", "files"] = "lines",
     text_column: str = "text",
-) -> Iterator[str | bytes]:
-    """Yields the documents of files, globs, or "-" (standard input), in order.
+) -> FileDocuments:
+    """The documents of files, globs, or "-" (standard input), in order.
 
     `.jsonl`/`.ndjson` files give the `text_column` field of each row; other files give
     one document per line (line ending kept) or, with `documents="files"`, one per file,
     as bytes, so invalid UTF-8 reaches the tokenizer intact. `.gz` files are decompressed.
+    The result can be iterated again (the files are reopened), so a training run over
+    files resumes its counting after a crash; standard input can be read only once.
     """
     if documents not in ("lines", "files"):
         raise ValueError(f"documents={documents!r}; choose 'lines' or 'files'")
-    if isinstance(paths, (str, os.PathLike)):
-        paths = [paths]
-    for spec in map(os.fspath, paths):
-        if spec == "-":
-            yield from _read_stream(sys.stdin.buffer, documents, "<stdin>", text_column, False)
-            continue
-        matches = sorted(glob.glob(spec)) if glob.has_magic(spec) else [spec]
-        if not matches:
-            raise FileNotFoundError(f"no file matches {spec!r}")
-        for path in matches:
-            opener = gzip.open if path.endswith(".gz") else open
-            jsonl = path.removesuffix(".gz").endswith((".jsonl", ".ndjson"))
-            with opener(path, "rb") as f:
-                yield from _read_stream(f, documents, path, text_column, jsonl)
+    specs = (
+        [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else list(map(os.fspath, paths))
+    )
+    return FileDocuments(specs, documents, text_column)
+
+
+class FileDocuments:
+    """Re-iterable documents of files (see `read_files`)."""
+
+    def __init__(self, specs: list[str], documents: str, text_column: str) -> None:
+        self.specs = specs
+        self.documents = documents
+        self.text_column = text_column
+
+    def __repr__(self) -> str:
+        return f"read_files({self.specs!r}, documents={self.documents!r})"
+
+    def __iter__(self) -> Iterator[str | bytes]:
+        for spec in self.specs:
+            if spec == "-":
+                yield from _read_stream(
+                    sys.stdin.buffer, self.documents, "<stdin>", self.text_column, False
+                )
+                continue
+            matches = sorted(glob.glob(spec)) if glob.has_magic(spec) else [spec]
+            if not matches:
+                raise FileNotFoundError(f"no file matches {spec!r}")
+            for path in matches:
+                opener = gzip.open if path.endswith(".gz") else open
+                jsonl = path.removesuffix(".gz").endswith((".jsonl", ".ndjson"))
+                with opener(path, "rb") as f:
+                    yield from _read_stream(f, self.documents, path, self.text_column, jsonl)
 
 
 def _read_stream(
