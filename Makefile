@@ -30,11 +30,13 @@ test-python:
 test-slow: ## the long runs (marked slow), not part of `make test`
 	$(PYTHON) -m pytest -m slow
 
-lint: ## formatting and lints, Rust and Python
+lint: ## formatting and lints, Rust and Python, and the native module's stubs
+	$(PYTHON) -m pip install -e '.[lint]'
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --all-targets --features python -- -D warnings
 	$(PYTHON) -m ruff check python tests benches tools
+	$(PYTHON) -m mypy.stubtest bytebpe._bytebpe
 
 fmt:
 	cargo fmt
