@@ -27,7 +27,7 @@ test-rust:
 test-python:
 	$(PYTHON) -m pytest
 
-test-slow: ## the long runs (marked slow), not part of `make test`
+test-slow: install-test ## the long runs (marked slow), not part of `make test`
 	$(PYTHON) -m pytest -m slow
 
 lint: ## formatting and lints, Rust and Python, and the native module's stubs
