@@ -271,11 +271,16 @@ impl Merger {
         for (w, word) in taken {
             self.words[w as usize] = word;
         }
-        let mut net = AHashMap::new();
-        for delta in &deltas {
-            for (&p, &d) in &delta.counts {
+        // One chunk (the usual case) already holds the net changes; chunks are summed.
+        let mut deltas = deltas.into_iter();
+        let mut first = deltas.next().unwrap_or_default();
+        let mut net = std::mem::take(&mut first.counts);
+        let mut new_words = first.words;
+        for delta in deltas {
+            for (p, d) in delta.counts {
                 *net.entry(p).or_insert(0i128) += d;
             }
+            new_words.extend(delta.words);
         }
         let mut risen = Vec::new();
         for (p, d) in net {
@@ -297,12 +302,10 @@ impl Merger {
                 }
             }
         }
-        for delta in deltas {
-            for (p, w) in delta.words {
-                let list = self.pair_words.entry(p).or_default();
-                if list.last() != Some(&w) {
-                    list.push(w);
-                }
+        for (p, w) in new_words {
+            let list = self.pair_words.entry(p).or_default();
+            if list.last() != Some(&w) {
+                list.push(w);
             }
         }
         risen.sort_unstable();
