@@ -8,6 +8,7 @@ short of what was asked. The merges depend only on the documents, never on batch
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import warnings
@@ -132,7 +133,7 @@ def train_documents(
     """Counts the documents of `data` (resuming a stored run where it can), then merges."""
     counter = _new_counter(s, surrogatepass)
     rejected: dict[str, int] | None = {} if skip_bad_items else None
-    with _open_run(s, counter) as run:
+    with _open_run(s) as run:
         stored = run.stored if run else None
         if stored is not None and stored.counting_finished:
             _restore(counter, stored)  # the corpus is not read again
@@ -163,7 +164,7 @@ def train_counts(counts: Mapping, s: Settings) -> tuple[_bytebpe.CoreTokenizer, 
     """Trains on pre-counted words, optionally in a run store."""
     items = word_count_items(counts)
     counter = _new_counter(s, False)
-    with _open_run(s, counter) as run:
+    with _open_run(s) as run:
         if run and run.stored.counting_finished:
             _restore(counter, run.stored)
         else:
@@ -182,29 +183,23 @@ def _new_counter(s: Settings, surrogatepass: bool) -> _bytebpe.WordCounter:
     )
 
 
-class _open_run:
-    """Context manager: the store opened for this run (or None without one)."""
-
-    def __init__(self, s: Settings, counter: _bytebpe.WordCounter) -> None:
-        self.s = s
-        self.pattern = _bytebpe.resolve_pattern(s.pattern)
-        self.run: store.OpenRun | None = None
-
-    def __enter__(self) -> store.OpenRun | None:
-        if self.s.store is None:
-            return None
-        config = store.RunConfig(
-            pattern=self.pattern,
-            special_tokens=self.s.special_tokens,
-            min_frequency=self.s.min_frequency,
-            max_token_length=self.s.max_token_length,
-        )
-        self.run = store.OpenRun(self.s.store, config, self.s.vocab_size)
-        return self.run
-
-    def __exit__(self, *exc: object) -> None:
-        if self.run is not None:
-            self.run.close()
+@contextlib.contextmanager
+def _open_run(s: Settings) -> Iterator[store.OpenRun | None]:
+    """The store opened (and locked) for this run, or None without one."""
+    if s.store is None:
+        yield None
+        return
+    config = store.RunConfig(
+        pattern=_bytebpe.resolve_pattern(s.pattern),
+        special_tokens=s.special_tokens,
+        min_frequency=s.min_frequency,
+        max_token_length=s.max_token_length,
+    )
+    run = store.OpenRun(s.store, config, s.vocab_size)
+    try:
+        yield run
+    finally:
+        run.close()
 
 
 def _restore(counter: _bytebpe.WordCounter, stored: store.StoredRun) -> None:
