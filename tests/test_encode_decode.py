@@ -156,3 +156,11 @@ TEXT = st.lists(
 def test_text_round_trip(tok, text):
     assert tok.decode(tok.encode(text, disallowed_special=())) == text
     assert tok.decode(tok.encode_ordinary(text)) == text
+
+
+def test_bad_thread_and_batch_counts(tok, tmp_path):
+    with pytest.raises(ValueError, match="num_threads=0 is too small"):
+        tok.encode_batch(["a"], num_threads=0)
+    with pytest.raises(ValueError, match="batch_size=0 is too small"):
+        encode_to_file(tok, ["a"], tmp_path / "x.bin", batch_size=0, progress=False)
+    assert repr(tok).startswith("Tokenizer(vocab_size=2000, pattern='cl100k'")

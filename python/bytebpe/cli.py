@@ -52,17 +52,22 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--special-token", action="append", default=[], dest="special_tokens",
                    help="a special token (repeatable)")
     p.add_argument("--min-frequency", type=int, default=2)
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--text-column", default="text", help="the text field of .jsonl rows")
-    p.add_argument("--documents", choices=("lines", "files"), default="lines",
-                   help="plain text: one document per line (default) or per file")
+    _add_input_options(p)
     p.add_argument("--heldout", nargs="*", default=None,
                    help="files to measure compression on (default: every 20th document)")
     p.add_argument("--store", default=None,
                    help="keep the run in this SQLite run store; run again to resume after a crash")
     p.add_argument("--show", type=int, default=20, help="how many learned tokens to show")
-    p.add_argument("--no-progress", action="store_true")
     p.set_defaults(run=_train)
+
+
+def _add_input_options(p: argparse.ArgumentParser) -> None:
+    """How `train` and `encode` read documents, and how they run."""
+    p.add_argument("--text-column", default="text", help="the text field of .jsonl rows")
+    p.add_argument("--documents", choices=("lines", "files"), default="lines",
+                   help="plain text: one document per line (default) or per file")
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--no-progress", action="store_true")
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -125,10 +130,7 @@ def _add_encode(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--eot", default=None,
                    help="a special token written after every document (e.g. '<|endoftext|>')")
     p.add_argument("--dtype", choices=("uint16", "uint32"), default=None)
-    p.add_argument("--text-column", default="text", help="the text field of .jsonl rows")
-    p.add_argument("--documents", choices=("lines", "files"), default="lines")
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--no-progress", action="store_true")
+    _add_input_options(p)
     p.set_defaults(run=_encode)
 
 
@@ -165,7 +167,7 @@ def _inspect(args: argparse.Namespace) -> int:
         run = store.read(args.path, with_snapshot=False)
         meta = run.meta
         print(f"run store {args.path}")
-        print(f"  pattern: {_pattern_name(meta['pattern'])}")
+        print(f"  pattern: {tok.pattern_name or repr(tok.pattern)}")
         print(f"  special tokens: {run.special_tokens}")
         print(f"  min_frequency: {meta['min_frequency']}, max_token_length: "
               f"{meta['max_token_length']}, target vocab_size: {meta.get('vocab_size')}")
@@ -175,7 +177,7 @@ def _inspect(args: argparse.Namespace) -> int:
         print(f"  complete: {'yes' if meta.get('complete') == '1' else 'no'}")
     else:
         print(f"tokenizer {args.path}")
-        print(f"  pattern: {_pattern_name(tok.pattern)}")
+        print(f"  pattern: {tok.pattern_name or repr(tok.pattern)}")
         print(f"  special tokens: {list(tok.special_tokens)}")
         print(f"  vocab_size: {tok.vocab_size:,}")
     merges = tok.merges()
@@ -185,15 +187,6 @@ def _inspect(args: argparse.Namespace) -> int:
             print(f"  {rank}: {_printable(tok.token_bytes(m.token))!r} {m.count:,}")
     print(format_report(tok.loss_report()))
     return 0
-
-
-def _pattern_name(pattern: str) -> str:
-    from bytebpe import _bytebpe
-
-    for name in ("gpt2", "cl100k", "o200k"):
-        if _bytebpe.resolve_pattern(name) == pattern:
-            return name
-    return repr(pattern)
 
 
 def _report_compression(tok: Tokenizer, heldout: list[str | bytes]) -> None:

@@ -70,7 +70,9 @@ def encode_to_file(
     """
     _, itemsize = itemsize_for(tokenizer, dtype)
     eot_token = eot_id(tokenizer, eot)
-    training.check_config(256, (), 1, num_threads, batch_size)
+    if num_threads is not None:
+        training.check_int("num_threads", num_threads, minimum=1)
+    training.check_int("batch_size", batch_size, minimum=1)
     docs = docs_mod.iter_documents(documents, text_column, batch_size)
     tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
     written = 0

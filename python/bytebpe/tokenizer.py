@@ -221,7 +221,7 @@ class Tokenizer:
         for i, text in enumerate(texts):
             _check_text(text, f"texts[{i}]")
         if num_threads is not None:
-            training.check_config(256, (), 1, num_threads)
+            training.check_int("num_threads", num_threads, minimum=1)
         return _call(self._core.encode_ordinary_batch, texts, num_threads)
 
     def encode_batch_numpy(
@@ -397,11 +397,15 @@ class Tokenizer:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __repr__(self) -> str:
-        name = next(
+    @property
+    def pattern_name(self) -> str | None:
+        """The built-in name of the pattern ("gpt2", "cl100k", "o200k"), or None."""
+        return next(
             (n for n in BUILTIN_PATTERNS if _bytebpe.resolve_pattern(n) == self.pattern), None
         )
-        pattern = name or self.pattern
+
+    def __repr__(self) -> str:
+        pattern = self.pattern_name or self.pattern
         return (
             f"Tokenizer(vocab_size={self.vocab_size}, pattern={pattern!r}, "
             f"special_tokens={list(self._special_ids)})"

@@ -61,13 +61,13 @@ def check_config(
             raise ValueError(f"special_tokens[{i}] is empty; special tokens need text")
         if token in specials[:i]:
             raise ValueError(f"special_tokens[{i}] {token!r} is given more than once")
-    _check_int("vocab_size", vocab_size, minimum=256 + len(specials), why=(
+    check_int("vocab_size", vocab_size, minimum=256 + len(specials), why=(
         f"it counts the 256 byte tokens and the {len(specials)} special tokens"
     ))
-    _check_int("min_frequency", min_frequency, minimum=1)
+    check_int("min_frequency", min_frequency, minimum=1)
     if num_threads is not None:
-        _check_int("num_threads", num_threads, minimum=1)
-    _check_int("buffer_size", buffer_size, minimum=1)
+        check_int("num_threads", num_threads, minimum=1)
+    check_int("buffer_size", buffer_size, minimum=1)
     return specials
 
 
@@ -87,7 +87,7 @@ def settings(
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be a str (a name or a regex), not {type(pattern).__name__}")
     if max_token_length is not None:
-        _check_int("max_token_length", max_token_length, minimum=1)
+        check_int("max_token_length", max_token_length, minimum=1)
     if store_arg is not None and not isinstance(store_arg, store.RunStore):
         if not isinstance(store_arg, (str, os.PathLike)):
             raise TypeError(f"store must be a path or a RunStore, not {type(store_arg).__name__}")
@@ -104,7 +104,7 @@ def settings(
     )
 
 
-def _check_int(name: str, value: object, *, minimum: int, why: str = "") -> None:
+def check_int(name: str, value: object, *, minimum: int, why: str = "") -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
     if value < minimum:
