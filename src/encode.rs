@@ -127,7 +127,7 @@ mod tests {
         for (i, t) in extra.iter().enumerate() {
             ranks.push((t.to_vec(), 256 + i as Rank));
         }
-        Vocab::from_ranks(ranks).unwrap()
+        Vocab::from_ranks(ranks, &[]).unwrap()
     }
 
     /// tiktoken's rule written directly on bytes: the reference for both paths.
@@ -174,7 +174,7 @@ mod tests {
             .map(|b| (vec![255 - b], b as Rank))
             .chain([(b"ab".to_vec(), 256)])
             .collect();
-        let v = Vocab::from_ranks(ranks).unwrap();
+        let v = Vocab::from_ranks(ranks, &[]).unwrap();
         let mut out = Vec::new();
         encode_piece(&v, b"abc", &mut out);
         assert_eq!(out, vec![256, 255 - b'c' as Rank]);

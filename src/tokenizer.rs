@@ -28,7 +28,8 @@ impl Tokenizer {
         Self::with_special_ids(vocab, pattern, specials)
     }
 
-    /// Special tokens with explicit ids, which must lie above the mergeable tokens.
+    /// Special tokens with explicit ids: above the mergeable tokens or in their holes
+    /// (every hole must hold one).
     pub fn with_special_ids(
         vocab: Vocab,
         pattern: Pattern,
@@ -36,13 +37,26 @@ impl Tokenizer {
     ) -> Result<Self> {
         let mut seen = std::collections::HashSet::new();
         for (text, id) in &specials {
-            if (*id as usize) < vocab.len() || !seen.insert(*id) {
+            let free = (*id as usize) >= vocab.len() || vocab.is_hole(*id);
+            if !free || !seen.insert(*id) {
                 return Err(Error::InvalidConfig(format!(
                     "special token {text:?} has id {id}, which is taken"
                 )));
             }
         }
+        if let Some(hole) =
+            (0..vocab.len() as Rank).find(|&id| vocab.is_hole(id) && !seen.contains(&id))
+        {
+            return Err(Error::Corrupt(format!(
+                "id {hole} is neither a token nor a special token"
+            )));
+        }
         Ok(Self { vocab, pattern, specials: SpecialTokens::new(specials)? })
+    }
+
+    /// The ids of the special tokens (reserved when the vocabulary grows).
+    pub fn special_ids(&self) -> Vec<Rank> {
+        self.specials.tokens().iter().map(|&(_, id)| id).collect()
     }
 
     pub fn vocab(&self) -> &Vocab {
@@ -59,7 +73,7 @@ impl Tokenizer {
 
     /// Mergeable tokens plus special tokens.
     pub fn vocab_size(&self) -> usize {
-        self.vocab.len() + self.specials.len()
+        self.vocab.n_tokens() + self.specials.len()
     }
 
     /// Encodes text, ignoring special tokens (their text is encoded as ordinary text).

@@ -8,8 +8,12 @@ use crate::Rank;
 
 /// Token bytes by id and ids by bytes. Trained vocabularies have ids 0..=255 for the
 /// single bytes and merged tokens after them, with the merge log that made them; imported
-/// ones (tiktoken, Hugging Face) may place the bytes anywhere and have no log.
-/// Invariant: ids are 0..len, no two ids share bytes, and all 256 single bytes are tokens.
+/// ones (tiktoken, Hugging Face) may place the bytes anywhere and have no log, and
+/// extended ones (warm start) have the log of their new tokens only.
+/// Invariant: every id in 0..len is a token or a hole, no two tokens share bytes, and all
+/// 256 single bytes are tokens. A hole (empty bytes) is an id reserved for a special
+/// token: extending a tokenizer keeps its special ids, so new tokens are numbered around
+/// them.
 #[derive(Debug, Clone)]
 pub struct Vocab {
     tokens: Vec<Vec<u8>>,
@@ -20,36 +24,81 @@ pub struct Vocab {
     pairs: AHashMap<(Rank, Rank), Rank>,
     /// The id of each single byte.
     bytes: [Rank; 256],
+    holes: usize,
+}
+
+/// The first id at or after `id` that is not reserved.
+pub fn next_free(mut id: usize, reserved: &[Rank]) -> usize {
+    while reserved.contains(&(id as Rank)) {
+        id += 1;
+    }
+    id
 }
 
 impl Vocab {
-    /// Replays a merge log, checking that each record is consistent with the ones before:
-    /// ids in range, and the token is the existing id of its bytes or the next new id.
-    pub fn from_merges(merges: Vec<MergeRecord>) -> Result<Self> {
-        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        let mut ranks: AHashMap<Vec<u8>, Rank> =
-            tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as Rank)).collect();
+    /// The 256 single bytes, nothing merged.
+    pub fn bytes_only() -> Self {
+        let tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        let ranks = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as Rank)).collect();
+        Self::assemble(tokens, ranks, Vec::new())
+    }
+
+    /// Replays a merge log over the single bytes (see [`Vocab::extend`]).
+    pub fn from_merges(merges: Vec<MergeRecord>, reserved: &[Rank]) -> Result<Self> {
+        Self::bytes_only().extend(merges, reserved)
+    }
+
+    /// This vocabulary with `merges` appended, checking that each record is consistent
+    /// with the ones before: ids in range, and the token is the existing id of its bytes
+    /// or the next new id. New ids skip `reserved` ones (the ids of special tokens), which
+    /// become holes.
+    pub fn extend(&self, merges: Vec<MergeRecord>, reserved: &[Rank]) -> Result<Self> {
+        let mut tokens = self.tokens.clone();
+        let mut ranks = self.ranks.clone();
         for (i, m) in merges.iter().enumerate() {
             let known = tokens.len();
-            let (Some(left), Some(right)) =
-                (tokens.get(m.left as usize), tokens.get(m.right as usize))
+            let (Some(left), Some(right)) = (token_at(&tokens, m.left), token_at(&tokens, m.right))
             else {
                 return Err(Error::Corrupt(format!(
                     "merge {i} joins ids ({}, {}) but only {known} tokens exist at that point",
                     m.left, m.right
                 )));
             };
-            let bytes = [left.as_slice(), right.as_slice()].concat();
-            let expected = ranks.get(&bytes).copied().unwrap_or(known as Rank);
+            let bytes = [left, right].concat();
+            let next = next_free(known, reserved);
+            let expected = ranks.get(&bytes).copied().unwrap_or(next as Rank);
             if m.token != expected {
                 return Err(Error::Corrupt(format!(
                     "merge {i} ({}, {}) should give token {expected}, not {}",
                     m.left, m.right, m.token
                 )));
             }
-            if expected as usize == known {
+            if expected as usize == next {
+                tokens.resize(next, Vec::new());
                 ranks.insert(bytes.clone(), expected);
                 tokens.push(bytes);
+            }
+        }
+        let mut log = self.merges.clone();
+        log.extend(merges);
+        Ok(Self::assemble(tokens, ranks, log))
+    }
+
+    /// Builds a vocabulary from token bytes by id (empty bytes: a hole) and the merge log
+    /// of some of them, checking that each record joins two tokens into the third.
+    pub fn from_tokens(tokens: Vec<Vec<u8>>, merges: Vec<MergeRecord>) -> Result<Self> {
+        let ranks = unique_ranks(&tokens)?;
+        for (i, m) in merges.iter().enumerate() {
+            let parts = (token_at(&tokens, m.left), token_at(&tokens, m.right));
+            let joined = match parts {
+                (Some(l), Some(r)) => Some([l, r].concat()),
+                _ => None,
+            };
+            if joined.is_none() || joined.as_deref() != token_at(&tokens, m.token) {
+                return Err(Error::Corrupt(format!(
+                    "merge {i} ({}, {}) -> {} does not join two tokens into the third",
+                    m.left, m.right, m.token
+                )));
             }
         }
         Ok(Self::assemble(tokens, ranks, merges))
@@ -69,50 +118,36 @@ impl Vocab {
             }
         }
         let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
-        Self { tokens, ranks, merges, pairs, bytes }
+        let holes = tokens.iter().filter(|t| t.is_empty()).count();
+        Self { tokens, ranks, merges, pairs, bytes, holes }
     }
 
-    /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`.
-    pub fn from_ranks(mut ranks: Vec<(Vec<u8>, Rank)>) -> Result<Self> {
+    /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`. Ids
+    /// run from 0 without gaps, except at `reserved` ids (special tokens), which are holes.
+    pub fn from_ranks(mut ranks: Vec<(Vec<u8>, Rank)>, reserved: &[Rank]) -> Result<Self> {
         ranks.sort_unstable_by_key(|&(_, id)| id);
-        let mut by_bytes = AHashMap::with_capacity(ranks.len());
-        for (expected, (bytes, id)) in ranks.iter().enumerate() {
-            if *id as usize != expected {
+        let mut tokens: Vec<Vec<u8>> = Vec::with_capacity(ranks.len());
+        for (bytes, id) in ranks {
+            let expected = next_free(tokens.len(), reserved);
+            if id as usize != expected {
                 return Err(Error::Corrupt(format!(
-                    "token ids must be 0..{} without gaps or repeats; id {expected} is {}",
-                    ranks.len(),
-                    if (*id as usize) > expected { "missing" } else { "repeated" }
+                    "token ids must be 0..{} without gaps or repeats (but for special-token \
+                     ids); id {expected} is {}",
+                    expected + 1,
+                    if (id as usize) > expected { "missing" } else { "repeated" }
                 )));
             }
             if bytes.is_empty() {
                 return Err(Error::Corrupt(format!("token {id} has no bytes")));
             }
-            if let Some(other) = by_bytes.insert(bytes.clone(), *id) {
-                return Err(Error::Corrupt(format!(
-                    "tokens {other} and {id} have the same bytes {:?}",
-                    String::from_utf8_lossy(bytes)
-                )));
-            }
+            tokens.resize(expected, Vec::new());
+            tokens.push(bytes);
         }
-        if let Some(b) = (0..=255u8).find(|b| !by_bytes.contains_key(&[*b][..])) {
-            return Err(Error::Corrupt(format!(
-                "the single byte 0x{b:02x} is not a token; byte-level BPE needs all 256"
-            )));
-        }
-        let tokens = ranks.into_iter().map(|(bytes, _)| bytes).collect();
-        Ok(Self::assemble(tokens, by_bytes, Vec::new()))
+        let ranks = unique_ranks(&tokens)?;
+        Ok(Self::assemble(tokens, ranks, Vec::new()))
     }
 
-    /// Builds the vocabulary from training output, checking it against a replay.
-    pub fn from_parts(tokens: Vec<Vec<u8>>, merges: Vec<MergeRecord>) -> Result<Self> {
-        let vocab = Self::from_merges(merges)?;
-        if vocab.tokens != tokens {
-            return Err(Error::Corrupt("training produced tokens that its merges do not".into()));
-        }
-        Ok(vocab)
-    }
-
-    /// Number of mergeable tokens (bytes + merged).
+    /// Ids in use or reserved (tokens and holes): the next new token's id is at least this.
     pub fn len(&self) -> usize {
         self.tokens.len()
     }
@@ -121,9 +156,22 @@ impl Vocab {
         self.tokens.is_empty()
     }
 
-    pub fn token(&self, id: Rank) -> Option<&[u8]> {
-        self.tokens.get(id as usize).map(Vec::as_slice)
+    /// Mergeable tokens (bytes + merged), holes not counted.
+    pub fn n_tokens(&self) -> usize {
+        self.tokens.len() - self.holes
     }
+
+    /// Whether `id` is a hole: below `len` but not a token (a special token's id).
+    pub fn is_hole(&self, id: Rank) -> bool {
+        self.tokens.get(id as usize).is_some_and(Vec::is_empty)
+    }
+
+    /// The bytes of token `id`; None for a hole or an id past the end.
+    pub fn token(&self, id: Rank) -> Option<&[u8]> {
+        token_at(&self.tokens, id)
+    }
+
+    /// Token bytes by id; a hole is empty.
 
     pub fn tokens(&self) -> &[Vec<u8>] {
         &self.tokens
@@ -154,6 +202,30 @@ impl Vocab {
     }
 }
 
+fn token_at(tokens: &[Vec<u8>], id: Rank) -> Option<&[u8]> {
+    tokens.get(id as usize).map(Vec::as_slice).filter(|t| !t.is_empty())
+}
+
+/// Bytes -> id over the tokens (holes skipped), refusing repeated bytes and a missing
+/// single byte.
+fn unique_ranks(tokens: &[Vec<u8>]) -> Result<AHashMap<Vec<u8>, Rank>> {
+    let mut ranks = AHashMap::with_capacity(tokens.len());
+    for (id, bytes) in tokens.iter().enumerate().filter(|(_, t)| !t.is_empty()) {
+        if let Some(other) = ranks.insert(bytes.clone(), id as Rank) {
+            return Err(Error::Corrupt(format!(
+                "tokens {other} and {id} have the same bytes {:?}",
+                String::from_utf8_lossy(bytes)
+            )));
+        }
+    }
+    if let Some(b) = (0..=255u8).find(|b| !ranks.contains_key(&[*b][..])) {
+        return Err(Error::Corrupt(format!(
+            "the single byte 0x{b:02x} is not a token; byte-level BPE needs all 256"
+        )));
+    }
+    Ok(ranks)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,7 +237,8 @@ mod tests {
     #[test]
     fn replays_and_reuses_duplicate_bytes() {
         let a = b'a' as Rank;
-        let v = Vocab::from_merges(vec![m(a, a, 256), m(256, a, 257), m(a, 256, 257)]).unwrap();
+        let v =
+            Vocab::from_merges(vec![m(a, a, 256), m(256, a, 257), m(a, 256, 257)], &[]).unwrap();
         assert_eq!(v.len(), 258);
         assert_eq!(v.token(257), Some(&b"aaa"[..]));
         assert_eq!(v.rank(b"aaa"), Some(257));
@@ -174,22 +247,43 @@ mod tests {
     #[test]
     fn ranks_need_contiguous_unique_ids_and_all_bytes() {
         let bytes: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![255 - b], b as Rank)).collect();
-        let v = Vocab::from_ranks(bytes.clone()).unwrap();
+        let v = Vocab::from_ranks(bytes.clone(), &[]).unwrap();
         assert_eq!(v.rank(b"\xff"), Some(0));
         let mut gap = bytes.clone();
         gap.push((b"ab".to_vec(), 257));
-        assert!(Vocab::from_ranks(gap).unwrap_err().to_string().contains("256 is missing"));
+        assert!(Vocab::from_ranks(gap.clone(), &[])
+            .unwrap_err()
+            .to_string()
+            .contains("256 is missing"));
         let mut dup = bytes.clone();
         dup.push((b"a".to_vec(), 256));
-        assert!(Vocab::from_ranks(dup).unwrap_err().to_string().contains("same bytes"));
-        assert!(Vocab::from_ranks(bytes[1..].to_vec()).is_err());
+        assert!(Vocab::from_ranks(dup, &[]).unwrap_err().to_string().contains("same bytes"));
+        assert!(Vocab::from_ranks(bytes[1..].to_vec(), &[]).is_err());
+        // A gap at a reserved id (a special token's) is a hole.
+        let holed = Vocab::from_ranks(gap, &[256]).unwrap();
+        assert!(holed.is_hole(256) && holed.token(256).is_none());
+        assert_eq!((holed.len(), holed.n_tokens()), (258, 257));
     }
 
     #[test]
     fn rejects_inconsistent_logs() {
         let a = b'a' as Rank;
-        assert!(Vocab::from_merges(vec![m(a, 300, 256)]).is_err());
-        assert!(Vocab::from_merges(vec![m(a, a, 257)]).is_err());
-        assert!(Vocab::from_merges(vec![m(a, a, 256), m(a, a, 257)]).is_err());
+        assert!(Vocab::from_merges(vec![m(a, 300, 256)], &[]).is_err());
+        assert!(Vocab::from_merges(vec![m(a, a, 257)], &[]).is_err());
+        assert!(Vocab::from_merges(vec![m(a, a, 256), m(a, a, 257)], &[]).is_err());
+    }
+
+    #[test]
+    fn new_ids_skip_reserved_ones() {
+        let a = b'a' as Rank;
+        let v = Vocab::from_merges(vec![m(a, a, 256), m(256, 256, 258)], &[257]).unwrap();
+        assert!(v.is_hole(257));
+        assert_eq!(v.token(258), Some(&b"aaaa"[..]));
+        assert_eq!(v.n_tokens(), 258);
+        assert!(Vocab::from_merges(vec![m(a, a, 257)], &[257]).is_err());
+        let same = Vocab::from_tokens(v.tokens().to_vec(), v.merges().to_vec()).unwrap();
+        assert_eq!(same.rank(b"aaaa"), Some(258));
+        let bad = vec![m(a, a, 258)];
+        assert!(Vocab::from_tokens(v.tokens().to_vec(), bad).is_err());
     }
 }

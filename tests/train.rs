@@ -15,7 +15,7 @@ fn train_words(words: &[(&[u8], u64)], vocab_size: usize) -> Vec<MergeRecord> {
         c.add_word(w, *n).unwrap();
     }
     let config = TrainConfig { vocab_size, min_frequency: 1, threads: None };
-    let tok = train::train(c, config, &[], &mut |_| Ok(())).unwrap();
+    let tok = train::train(c, config, None, &[], &mut |_| Ok(())).unwrap();
     tok.vocab().merges().to_vec()
 }
 
@@ -49,7 +49,7 @@ fn min_frequency_stops_training() {
     c.add_word(b"abc", 3).unwrap();
     c.add_word(b"xy", 1).unwrap();
     let config = TrainConfig { vocab_size: 1000, min_frequency: 2, threads: None };
-    let tok = train::train(c, config, &[], &mut |_| Ok(())).unwrap();
+    let tok = train::train(c, config, None, &[], &mut |_| Ok(())).unwrap();
     // (a,b)=3, then (ab,c)=3; (x,y)=1 is below the threshold.
     assert_eq!(tok.vocab_size(), 258);
 }
@@ -67,7 +67,7 @@ fn pair_count_overflow_is_reported() {
     c.add_word(b"ab", u64::MAX).unwrap();
     c.add_word(b"abc", 1).unwrap();
     let config = TrainConfig { vocab_size: 300, min_frequency: 1, threads: None };
-    let err = train::train(c, config, &[], &mut |_| Ok(())).unwrap_err();
+    let err = train::train(c, config, None, &[], &mut |_| Ok(())).unwrap_err();
     assert!(matches!(err, Error::CountOverflow { .. }), "{err}");
 }
 
@@ -76,7 +76,7 @@ fn observer_errors_stop_training() {
     let mut c = counter("cl100k");
     c.add_word(b"abcdefgh", 2).unwrap();
     let config = TrainConfig { vocab_size: 300, min_frequency: 1, threads: None };
-    let err = train::train(c, config, &[], &mut |_| Err(Error::Interrupted)).unwrap_err();
+    let err = train::train(c, config, None, &[], &mut |_| Err(Error::Interrupted)).unwrap_err();
     assert_eq!(err, Error::Interrupted);
 }
 
@@ -115,7 +115,7 @@ fn train_docs(docs: &[String], batch: usize, threads: usize) -> Tokenizer {
         c.add_documents(&docs, (i * batch) as u64, Some(threads)).unwrap();
     }
     let config = TrainConfig { vocab_size: 600, min_frequency: 2, threads: Some(threads) };
-    train::train(c, config, &[], &mut |_| Ok(())).unwrap()
+    train::train(c, config, None, &[], &mut |_| Ok(())).unwrap()
 }
 
 #[test]
@@ -157,7 +157,7 @@ fn parallel_rewrites_of_big_merges_match_sequential() {
             c.add_word(w, *n).unwrap();
         }
         let config = TrainConfig { vocab_size: 400, min_frequency: 2, threads: Some(threads) };
-        train::train(c, config, &[], &mut |_| Ok(())).unwrap().vocab().merges().to_vec()
+        train::train(c, config, None, &[], &mut |_| Ok(())).unwrap().vocab().merges().to_vec()
     };
     let sequential = run(1);
     assert!(sequential[0].count > 40_000, "the first merge spans every word");

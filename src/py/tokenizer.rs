@@ -13,7 +13,7 @@ use super::trainer::{held_document, HeldDocument};
 use super::enter::detached_quiet;
 use super::errors::to_py;
 use crate::pretokenize::Pattern;
-use crate::train::{Document, MergeRecord};
+use crate::train::{self, Document, MergeRecord};
 use crate::vocab::Vocab;
 use crate::{Rank, Tokenizer};
 
@@ -67,7 +67,8 @@ impl CoreTokenizer {
         let pattern = pattern.to_owned();
         detached_quiet(py, move || {
             let merges = merges.into_iter().map(merge_record).collect();
-            let vocab = Vocab::from_merges(merges)?;
+            let reserved: Vec<Rank> = special_tokens.iter().map(|&(_, id)| id).collect();
+            let vocab = Vocab::from_merges(merges, &reserved)?;
             let tokenizer =
                 Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
             Ok(Self::new(tokenizer))
@@ -84,14 +85,56 @@ impl CoreTokenizer {
     ) -> PyResult<Self> {
         let pattern = pattern.to_owned();
         detached_quiet(py, move || {
-            let vocab = Vocab::from_ranks(ranks)?;
+            let reserved: Vec<Rank> = special_tokens.iter().map(|&(_, id)| id).collect();
+            let vocab = Vocab::from_ranks(ranks, &reserved)?;
             let tokenizer =
                 Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
             Ok(Self::new(tokenizer))
         })
     }
 
-    /// Mergeable token bytes in id order.
+    /// Builds a tokenizer from token bytes by id (b"" at a special token's id) and the
+    /// merge log of some of them (an extended tokenizer whose base had no log).
+    #[staticmethod]
+    fn from_tokens(
+        py: Python<'_>,
+        pattern: &str,
+        tokens: Vec<Vec<u8>>,
+        merges: Vec<MergeTuple>,
+        special_tokens: Vec<(String, Rank)>,
+    ) -> PyResult<Self> {
+        let pattern = pattern.to_owned();
+        detached_quiet(py, move || {
+            let merges = merges.into_iter().map(merge_record).collect();
+            let vocab = Vocab::from_tokens(tokens, merges)?;
+            let tokenizer =
+                Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
+            Ok(Self::new(tokenizer))
+        })
+    }
+
+    /// This tokenizer with `merges` appended (new ids skip the special ids) and
+    /// `new_special_tokens` after every id in use.
+    fn extended(
+        &self,
+        py: Python<'_>,
+        merges: Vec<MergeTuple>,
+        new_special_tokens: Vec<String>,
+    ) -> PyResult<Self> {
+        let start = self.inner.clone();
+        detached_quiet(py, move || {
+            let merges = merges.into_iter().map(merge_record).collect();
+            Ok(Self::new(train::warm::extend(&start, merges, &new_special_tokens)?))
+        })
+    }
+
+    /// This tokenizer with tokens for the `seeds` made first (merges with count 0).
+    fn with_seeds(&self, py: Python<'_>, seeds: Vec<Vec<u8>>) -> PyResult<Self> {
+        let start = self.inner.clone();
+        detached_quiet(py, move || Ok(Self::new(train::warm::seed(&start, &seeds)?)))
+    }
+
+    /// Mergeable token bytes in id order; b"" at a special token's id among them.
     fn tokens<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
         self.inner.vocab().tokens().iter().map(|t| PyBytes::new(py, t)).collect()
     }
@@ -118,7 +161,7 @@ impl CoreTokenizer {
 
     #[getter]
     fn n_mergeable(&self) -> usize {
-        self.inner.vocab().len()
+        self.inner.vocab().n_tokens()
     }
 
     fn merges(&self) -> Vec<MergeTuple> {
@@ -128,6 +171,9 @@ impl CoreTokenizer {
     fn mergeable_ranks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let ranks = PyDict::new(py);
         for (id, bytes) in self.inner.vocab().tokens().iter().enumerate() {
+            if bytes.is_empty() {
+                continue; // a special token's id
+            }
             ranks.set_item(PyBytes::new(py, bytes), id)?;
         }
         Ok(ranks)

@@ -162,7 +162,9 @@ impl WordCounter {
     /// run on the same words (resuming); `progress(created, new_merges)` is called at
     /// least every 100 ms with the merges made since the last call, as
     /// (left, right, token, count) tuples. Ctrl-C interrupts within a fraction of a second.
-    #[pyo3(signature = (vocab_size, min_frequency, replay=Vec::new(), progress=None))]
+    /// With `start`, training extends that tokenizer (its ids kept) instead of starting
+    /// from the 256 bytes.
+    #[pyo3(signature = (vocab_size, min_frequency, replay=Vec::new(), progress=None, start=None))]
     fn train(
         &mut self,
         py: Python<'_>,
@@ -170,10 +172,12 @@ impl WordCounter {
         min_frequency: u64,
         replay: Vec<MergeTuple>,
         progress: Option<Py<PyAny>>,
+        start: Option<PyRef<'_, CoreTokenizer>>,
     ) -> PyResult<CoreTokenizer> {
         let config = TrainConfig { vocab_size, min_frequency, threads: self.threads };
         let specials = self.counter()?.specials().len();
         config.validate(specials).map_err(to_py)?;
+        let start = start.map(|s| s.inner.clone());
         let counter = self.inner.take().expect("checked above");
         let replay: Vec<MergeRecord> = replay.into_iter().map(merge_record).collect();
         let tokenizer = detached(py, move |reattach| {
@@ -187,7 +191,7 @@ impl WordCounter {
                     None => Ok(()),
                 })
             };
-            train::train(counter, config, &replay, &mut observe)
+            train::train(counter, config, start.as_deref(), &replay, &mut observe)
         })?;
         Ok(CoreTokenizer::new(tokenizer))
     }

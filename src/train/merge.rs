@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::parallel;
+use crate::vocab::next_free;
 use crate::Rank;
 
 /// Two adjacent token ids.
@@ -95,8 +96,10 @@ struct Merger {
     words: Vec<Vec<Rank>>,
     /// How often each word occurs.
     word_counts: Vec<u64>,
-    /// Token id -> bytes. Shared with heap entries, which compare by bytes.
+    /// Token id -> bytes (empty: a hole). Shared with heap entries, which compare by bytes.
     tokens: Vec<Rc<[u8]>>,
+    /// Ids new tokens skip (special tokens of the tokenizer training started from).
+    reserved: Vec<Rank>,
     /// Bytes -> token id, to reuse a token when a merge reaches existing bytes.
     ids: AHashMap<Rc<[u8]>, Rank>,
     pair_counts: AHashMap<Pair, u64>,
@@ -107,18 +110,28 @@ struct Merger {
     threads: usize,
 }
 
-/// Trains on `words` (bytes, count). Returns the token bytes by id and the merge log.
+/// Where training starts: token bytes by id (empty: a hole) and the ids new tokens skip.
+/// A fresh run starts from the 256 single bytes; a warm start from an existing vocabulary.
+pub struct Start {
+    pub tokens: Vec<Vec<u8>>,
+    pub reserved: Vec<Rank>,
+}
+
+/// Trains on `words` (token ids of `start`, count). Returns the token bytes by id and the
+/// merge log of the new merges.
 ///
 /// `replay` is a merge log from an earlier run on the same words (a resumed run): its
 /// merges are recomputed and must match record for record, then training goes on. Only
 /// merges past `replay` are reported as new.
 pub fn train(
-    words: Vec<(Vec<u8>, u64)>,
+    words: Vec<(Vec<Rank>, u64)>,
+    start: Start,
     stop: StopRule,
     replay: &[MergeRecord],
     observe: &mut Observer<'_>,
 ) -> Result<(Vec<Vec<u8>>, Vec<MergeRecord>)> {
-    let mut merger = Merger::new(words, stop.threads.unwrap_or_else(parallel::default_threads));
+    let threads = stop.threads.unwrap_or_else(parallel::default_threads);
+    let mut merger = Merger::new(words, start, threads);
     merger.count_pairs(&mut |created| observe(Progress { created, new_merges: &[] }))?;
     let mut merges = Vec::new();
     let mut created = 0;
@@ -165,17 +178,20 @@ pub fn train(
 }
 
 impl Merger {
-    fn new(words: Vec<(Vec<u8>, u64)>, threads: usize) -> Self {
-        let tokens: Vec<Rc<[u8]>> = (0..=255u8).map(|b| Rc::from(&[b][..])).collect();
-        let ids = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as Rank)).collect();
-        let (words, word_counts) = words
-            .into_iter()
-            .map(|(bytes, n)| (bytes.into_iter().map(Rank::from).collect(), n))
-            .unzip();
+    fn new(words: Vec<(Vec<Rank>, u64)>, start: Start, threads: usize) -> Self {
+        let tokens: Vec<Rc<[u8]>> = start.tokens.into_iter().map(Rc::from).collect();
+        let ids = tokens
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !t.is_empty())
+            .map(|(i, t)| (t.clone(), i as Rank))
+            .collect();
+        let (words, word_counts) = words.into_iter().unzip();
         Self {
             words,
             word_counts,
             tokens,
+            reserved: start.reserved,
             ids,
             pair_counts: AHashMap::new(),
             pair_words: AHashMap::new(),
@@ -239,7 +255,9 @@ impl Merger {
         if let Some(&id) = self.ids.get(bytes.as_slice()) {
             return (id, false);
         }
-        let id = self.tokens.len() as Rank;
+        let id = next_free(self.tokens.len(), &self.reserved);
+        self.tokens.resize(id, Rc::from(&[][..]));
+        let id = id as Rank;
         let bytes: Rc<[u8]> = Rc::from(bytes);
         self.tokens.push(bytes.clone());
         self.ids.insert(bytes, id);

@@ -2,6 +2,7 @@
 
 pub mod count;
 pub mod merge;
+pub mod warm;
 
 pub use count::{Document, WordCounter};
 pub use merge::{MergeRecord, Observer, Progress, StopRule};
@@ -49,20 +50,59 @@ impl TrainConfig {
     }
 }
 
-/// Trains a tokenizer from counted words. Special tokens get the ids after the merged
-/// tokens, in the order the counter was given them. `replay` resumes a stored run (see
-/// [`merge::train`]).
+/// Trains a tokenizer from counted words, starting from `start` (warm start: its ids,
+/// pattern and special tokens are kept and new tokens appended) or from the 256 bytes.
+/// Special tokens the counter has that `start` lacks get ids after every other id.
+/// `replay` resumes a stored run (see [`merge::train`]).
 pub fn train(
     counter: WordCounter,
     config: TrainConfig,
+    start: Option<&Tokenizer>,
     replay: &[MergeRecord],
     observe: &mut Observer<'_>,
 ) -> Result<Tokenizer> {
-    let special_texts: Vec<String> =
-        counter.specials().tokens().iter().map(|(t, _)| t.clone()).collect();
-    let stop = config.validate(special_texts.len())?;
-    let pattern = counter.pattern().clone();
-    let (tokens, merges) = merge::train(counter.into_words(), stop, replay, observe)?;
-    let vocab = Vocab::from_parts(tokens, merges)?;
-    Tokenizer::new(vocab, pattern, special_texts)
+    let fresh;
+    let start = match start {
+        Some(start) => {
+            if start.pattern().as_str() != counter.pattern().as_str() {
+                return Err(Error::InvalidConfig(format!(
+                    "the tokenizer to extend splits text with {:?}, not {:?}; a warm start \
+                     keeps the pattern",
+                    start.pattern().as_str(),
+                    counter.pattern().as_str()
+                )));
+            }
+            start
+        }
+        None => {
+            fresh = Tokenizer::new(Vocab::bytes_only(), counter.pattern().clone(), Vec::new())?;
+            &fresh
+        }
+    };
+    let new_specials: Vec<String> = counter
+        .specials()
+        .tokens()
+        .iter()
+        .map(|(t, _)| t.clone())
+        .filter(|t| start.specials().id(t.as_bytes()).is_none())
+        .collect();
+    let specials = start.specials().len() + new_specials.len();
+    let mut stop = config.validate(specials)?;
+    let floor = start.vocab().n_tokens() + specials;
+    stop.new_tokens = config.vocab_size.checked_sub(floor).ok_or_else(|| {
+        Error::InvalidConfig(format!(
+            "vocab_size={} is smaller than the tokenizer it extends ({floor} tokens with the \
+             special tokens)",
+            config.vocab_size
+        ))
+    })?;
+    let words = warm::segment(counter.into_words(), start.vocab());
+    let begin =
+        merge::Start { tokens: start.vocab().tokens().to_vec(), reserved: start.special_ids() };
+    let (tokens, merges) = merge::train(words, begin, stop, replay, observe)?;
+    let tokenizer = warm::extend(start, merges, &new_specials)?;
+    if tokenizer.vocab().tokens() != tokens.as_slice() {
+        return Err(Error::Corrupt("training produced tokens that its merges do not".into()));
+    }
+    Ok(tokenizer)
 }

@@ -1,0 +1,113 @@
+//! Starting from an existing tokenizer: segmenting words under its vocabulary, seed
+//! merges, and appending new merges while every existing id stays where it is.
+
+use ahash::AHashMap;
+use rayon::prelude::*;
+
+use crate::encode::encode_piece;
+use crate::error::{Error, Result};
+use crate::train::MergeRecord;
+use crate::vocab::{next_free, Vocab};
+use crate::{Rank, Tokenizer};
+
+/// Each word as the tokens `vocab` encodes it to: true rank-ordered BPE, as `encode`
+/// does (not greedy longest match), so training continues from what encoding gives.
+pub fn segment(words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Vec<(Vec<Rank>, u64)> {
+    if vocab.n_tokens() == 256 {
+        return words
+            .into_iter()
+            .map(|(bytes, n)| (bytes.iter().map(|&b| vocab.byte_rank(b)).collect(), n))
+            .collect();
+    }
+    words
+        .into_par_iter()
+        .map(|(bytes, n)| {
+            let mut ids = Vec::with_capacity(bytes.len());
+            encode_piece(vocab, &bytes, &mut ids);
+            (ids, n)
+        })
+        .collect()
+}
+
+/// `start` with `merges` appended (new ids skip its special ids) and `new_specials` after
+/// every id in use. Existing ids never move.
+pub fn extend(
+    start: &Tokenizer,
+    merges: Vec<MergeRecord>,
+    new_specials: &[String],
+) -> Result<Tokenizer> {
+    let reserved = start.special_ids();
+    let vocab = start.vocab().extend(merges, &reserved)?;
+    let mut specials = start.specials().tokens().to_vec();
+    let first = reserved.iter().map(|&id| id as usize + 1).max().unwrap_or(0).max(vocab.len());
+    for (i, text) in new_specials.iter().enumerate() {
+        specials.push((text.clone(), (first + i) as Rank));
+    }
+    Tokenizer::with_special_ids(vocab, start.pattern().clone(), specials)
+}
+
+/// `start` with tokens for `seeds` (in order) made before any training: each seed is
+/// encoded, then its tokens are joined left to right, each join a merge with count 0. A
+/// seed that is already a token adds nothing. Each must be one piece of the pattern, or
+/// encoding could never produce it.
+pub fn seed(start: &Tokenizer, seeds: &[Vec<u8>]) -> Result<Tokenizer> {
+    let reserved = start.special_ids();
+    let vocab = start.vocab();
+    let mut tokens: Vec<Vec<u8>> = vocab.tokens().to_vec();
+    let mut ranks: AHashMap<Vec<u8>, Rank> = vocab.ranks().clone();
+    let mut merges = Vec::new();
+    for (i, seed) in seeds.iter().enumerate() {
+        let mut pieces = Vec::new();
+        start
+            .pattern()
+            .split_bytes(seed, |p| pieces.push(p.to_vec()))
+            .map_err(|e| Error::InvalidConfig(e.to_string()))?;
+        if pieces.len() != 1 {
+            let shown: Vec<String> =
+                pieces.iter().map(|p| format!("{:?}", String::from_utf8_lossy(p))).collect();
+            return Err(Error::InvalidConfig(format!(
+                "seed_merges[{i}] {:?} is split by the pattern into [{}], so it could never \
+                 be one token",
+                String::from_utf8_lossy(seed),
+                shown.join(", ")
+            )));
+        }
+        let mut parts = encode_local(&ranks, seed);
+        while parts.len() > 1 {
+            let (left, right) = (parts[0], parts[1]);
+            let bytes = [tokens[left as usize].as_slice(), &tokens[right as usize]].concat();
+            let token = match ranks.get(&bytes) {
+                Some(&id) => id,
+                None => {
+                    let id = next_free(tokens.len(), &reserved);
+                    tokens.resize(id, Vec::new());
+                    tokens.push(bytes.clone());
+                    ranks.insert(bytes, id as Rank);
+                    id as Rank
+                }
+            };
+            merges.push(MergeRecord { left, right, token, count: 0 });
+            parts.splice(0..2, [token]);
+        }
+    }
+    extend(start, merges, &[])
+}
+
+/// Rank-ordered BPE of a short string over a growing table (seeds are a few bytes).
+fn encode_local(ranks: &AHashMap<Vec<u8>, Rank>, bytes: &[u8]) -> Vec<Rank> {
+    if let Some(&id) = ranks.get(bytes) {
+        return vec![id];
+    }
+    let mut parts: Vec<Vec<u8>> = bytes.iter().map(|&b| vec![b]).collect();
+    loop {
+        let best = (0..parts.len().saturating_sub(1))
+            .filter_map(|i| {
+                ranks.get(&[parts[i].as_slice(), &parts[i + 1]].concat()).map(|&r| (r, i))
+            })
+            .min();
+        let Some((_, i)) = best else { break };
+        let right = parts.remove(i + 1);
+        parts[i].extend(right);
+    }
+    parts.iter().map(|p| ranks[p]).collect()
+}
