@@ -8,7 +8,9 @@
 
 A trained tokenizer has a merge log; it is the source of truth (replayed and checked
 against "tokens", and it keeps each merge's count). An imported one (tiktoken, Hugging
-Face) has only "tokens". The digest catches edits and truncation. The same state
+Face) has only "tokens"; one extended from an imported tokenizer has "tokens" and the log
+of its new tokens. A special token's id among the merged ones (kept by a warm start) is
+an empty token. The digest catches edits and truncation. The same state
 pickles tokenizers, and `from_store` reads a run store's merge log the same way.
 """
 
@@ -82,21 +84,33 @@ def _build(
     tokens: list[bytes],
     specials: list[tuple[str, int]],
 ) -> CoreTokenizer:
-    if merges:
+    if merges and full_log(merges, tokens):
         core = CoreTokenizer.from_merges(pattern, merges, specials)
         if core.tokens() != tokens:
             raise CorruptTokenizerError("its tokens differ from what its merges make")
         return core
-    return CoreTokenizer.from_ranks(pattern, [(t, i) for i, t in enumerate(tokens)], specials)
+    if merges:  # extended from an imported tokenizer: the log covers the new tokens only
+        return CoreTokenizer.from_tokens(pattern, tokens, merges, specials)
+    ranks = [(t, i) for i, t in enumerate(tokens) if t]
+    return CoreTokenizer.from_ranks(pattern, ranks, specials)
 
 
-def fitting_prefix(merges: list[Any], new_tokens: int) -> list[Any]:
-    """The longest prefix of a merge log that creates at most `new_tokens` tokens."""
+def full_log(merges: list[Any], tokens: list[bytes]) -> bool:
+    """Whether the merge log made every token but the 256 bytes (empty tokens are the
+    ids of special tokens among the merged ones)."""
+    return len({m[2] for m in merges}) == sum(1 for t in tokens if t) - 256
+
+
+def fitting_prefix(merges: list[Any], new_tokens: int, first_new: int = 256) -> list[Any]:
+    """The longest prefix of a merge log that creates at most `new_tokens` tokens; ids
+    from `first_new` on are new the first time they appear."""
     created = 0
+    seen: set[int] = set()
     for i, (_, _, token, _) in enumerate(merges):
-        if token == 256 + created:
+        if token >= first_new and token not in seen:
             if created == new_tokens:
                 return merges[:i]
+            seen.add(token)
             created += 1
     return merges
 
@@ -120,7 +134,12 @@ def truncated(
             f"vocab_size={vocab_size} is too small: it must be at least {256 + len(specials)} "
             f"(256 bytes and {len(specials)} special tokens)"
         )
-    if merges:
+    if any(not t for t in tokens):
+        raise ValueError(
+            "this tokenizer keeps special-token ids among its merged tokens (it was "
+            "extended), so it cannot be cut to a smaller vocab_size"
+        )
+    if merges and (not tokens or full_log(merges, tokens)):
         prefix = fitting_prefix(merges, keep - 256)
         n_tokens = 256 + len({m[2] for m in prefix})
         return CoreTokenizer.from_merges(pattern, prefix, _specials_after(n_tokens, specials))
@@ -133,7 +152,9 @@ def from_store(stored: Any, where: str, vocab_size: int | None) -> Loaded:
     specials = stored.special_tokens
     pattern = stored.meta["pattern"]
     try:
-        if vocab_size is None:
+        if "start_state" in stored.meta:
+            core = _extended_from_store(stored, where, vocab_size)
+        elif vocab_size is None:
             n_tokens = 256 + len({m[2] for m in stored.merges})
             core = CoreTokenizer.from_merges(
                 pattern, stored.merges, _specials_after(n_tokens, specials)
@@ -144,6 +165,23 @@ def from_store(stored: Any, where: str, vocab_size: int | None) -> Loaded:
         raise type(e)(f"{where}: {e}") from None
     ledger = stored.ledger.get("training", stored.ledger.get("counting"))
     return core, ledger
+
+
+def _extended_from_store(stored: Any, where: str, vocab_size: int | None) -> CoreTokenizer:
+    """A warm-started run: the tokenizer it started from, plus the stored merges."""
+    start, _ = from_state(json.loads(stored.meta["start_state"]), f"{where} (its start)")
+    known = {t for t, _ in start.special_tokens}
+    new_specials = [t for t in stored.special_tokens if t not in known]
+    merges = stored.merges
+    if vocab_size is not None:
+        floor = start.vocab_size + len(new_specials)
+        if vocab_size < floor:
+            raise ValueError(
+                f"vocab_size={vocab_size} is smaller than the tokenizer this run extends "
+                f"({floor} tokens with the special tokens)"
+            )
+        merges = fitting_prefix(merges, vocab_size - floor, len(start.tokens()))
+    return start.extended(merges, new_specials)
 
 
 def _digest(state: dict[str, Any]) -> str:

@@ -84,6 +84,8 @@ class RunConfig:
     special_tokens: list[str]
     min_frequency: int
     max_token_length: int | None
+    # The sha256 of the tokenizer a warm start extends ("" for a run from the bytes).
+    start: str = ""
 
     def as_meta(self) -> dict[str, str]:
         return {
@@ -91,6 +93,7 @@ class RunConfig:
             "special_tokens": json.dumps(self.special_tokens),
             "min_frequency": str(self.min_frequency),
             "max_token_length": json.dumps(self.max_token_length),
+            "start": self.start,
         }
 
 
@@ -174,25 +177,38 @@ def _read(conn: sqlite3.Connection, where: str, with_snapshot: bool) -> StoredRu
 class OpenRun:
     """A store opened for writing by one training run (holds the lock)."""
 
-    def __init__(self, store: RunStore, config: RunConfig, vocab_size: int) -> None:
+    def __init__(
+        self,
+        store: RunStore,
+        config: RunConfig,
+        vocab_size: int,
+        start: tuple[str, list[bytes]] | None = None,
+    ) -> None:
+        """`start` is a warm start's tokenizer: (its file state as JSON, its tokens)."""
         self.store = store
         self.where = repr(store.path)
         self._lock = _acquire_lock(store.path)
         existed = os.path.exists(store.path) and not _is_blank(store.path)
         try:
-            self.stored = self._open(config, vocab_size, existed)
+            self.stored = self._open(config, vocab_size, existed, start)
         except BaseException:
             self._lock.close()
             raise
         self._pending: list[tuple[Any, ...]] = []
         self._last_commit = time.monotonic()
         # Token bytes by id, to store each merge's bytes (the log is readable on its own).
-        self._tokens = [bytes([b]) for b in range(256)]
+        self._tokens = list(start[1]) if start else [bytes([b]) for b in range(256)]
         self._append_tokens(self.stored.merges)
         self._rank = len(self.stored.merges)
         self._ledger: dict[str, Any] = dict(self.stored.ledger)
 
-    def _open(self, config: RunConfig, vocab_size: int, existed: bool) -> StoredRun:
+    def _open(
+        self,
+        config: RunConfig,
+        vocab_size: int,
+        existed: bool,
+        start: tuple[str, list[bytes]] | None,
+    ) -> StoredRun:
         if existed:
             stored = read(self.store.path)
             _check_same_config(stored.meta, config, self.where)
@@ -206,6 +222,8 @@ class OpenRun:
                         if statement.strip():
                             self.conn.execute(statement)
                     meta = {"format": FORMAT, "version": str(VERSION), **config.as_meta()}
+                    if start:
+                        meta["start_state"] = start[0]
                     self.conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
                 stored = StoredRun(meta=meta)
             with self._transaction():
@@ -260,7 +278,9 @@ class OpenRun:
         out = []
         for left, right, token, _ in merges:
             data = self._tokens[left] + self._tokens[right]
-            if token == len(self._tokens):
+            if token >= len(self._tokens):
+                # New ids skip those of special tokens (empty here).
+                self._tokens.extend([b""] * (token - len(self._tokens)))
                 self._tokens.append(data)
             out.append(data)
         return out

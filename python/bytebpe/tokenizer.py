@@ -55,7 +55,7 @@ class Tokenizer:
         iterable: Any,
         vocab_size: int,
         *,
-        pattern: str = "cl100k",
+        pattern: str | None = None,
         special_tokens: Sequence[str] = (),
         min_frequency: int = 2,
         num_threads: int | None = None,
@@ -66,6 +66,8 @@ class Tokenizer:
         max_token_length: int | None = None,
         store: str | os.PathLike[str] | RunStore | None = None,
         restart_counting: bool = False,
+        base: Tokenizer | None = None,
+        seed_merges: str | Sequence[str | bytes] | None = None,
         progress: bool = True,
     ) -> Tokenizer:
         """Trains on documents from any iterable.
@@ -73,7 +75,8 @@ class Tokenizer:
         Items may be `str`, `bytes` (any bytes; invalid UTF-8 is kept byte by byte), lists
         of those (batches), or dict rows whose `text_column` holds the text; a
         `datasets.Dataset` or `IterableDataset` can be passed directly. `pattern` is a
-        built-in name ("gpt2", "cl100k", "o200k") or any regex. Training stops at
+        built-in name ("gpt2", "cl100k", "o200k") or any regex (default "cl100k", or the
+        pattern of `base`). Training stops at
         `vocab_size` tokens (special tokens included) or when no pair occurs
         `min_frequency` times.
 
@@ -88,12 +91,20 @@ class Tokenizer:
         same store resumes after a crash, ending with exactly the merges of an
         uninterrupted run. `restart_counting=True` allows counting from scratch when an
         interrupted count cannot be resumed (a one-shot iterator).
+
+        With `base` (a Tokenizer: trained, or loaded from a bytebpe file, a tiktoken ranks
+        file or a `tokenizer.json`), training extends it: every existing id stays, the
+        documents are segmented by `base`'s own rank-ordered BPE, and new merges are
+        appended until `vocab_size` (counting `base`'s tokens). New ids skip `base`'s
+        special-token ids; new special tokens come after every id. `seed_merges` (a preset:
+        "digits", "whitespace", "code", joined by commas; or a list of strings) makes those
+        tokens first, before any counted merge (see `bytebpe.seeds`).
         """
         s = training.settings(
             vocab_size, pattern=pattern, special_tokens=special_tokens,
             min_frequency=min_frequency, num_threads=num_threads,
             max_token_length=max_token_length, progress=progress, store_arg=store,
-            buffer_size=buffer_size,
+            buffer_size=buffer_size, base=base, seed_merges=seed_merges,
         )
         training.check_choice("surrogates", surrogates, training.SURROGATE_MODES)
         training.check_choice("on_bad_item", on_bad_item, training.BAD_ITEM_MODES)
@@ -110,23 +121,26 @@ class Tokenizer:
         counts: Mapping[str | bytes, int],
         vocab_size: int,
         *,
-        pattern: str = "cl100k",
+        pattern: str | None = None,
         special_tokens: Sequence[str] = (),
         min_frequency: int = 2,
         num_threads: int | None = None,
         max_token_length: int | None = None,
         store: str | os.PathLike[str] | RunStore | None = None,
+        base: Tokenizer | None = None,
+        seed_merges: str | Sequence[str | bytes] | None = None,
         progress: bool = True,
     ) -> Tokenizer:
         """Trains on pre-counted words (each key is one word, not split further).
 
-        Counts are ints in [0, 2**64). `pattern` is stored for encoding later. `store`
-        works as in `train_from_iterator`.
+        Counts are ints in [0, 2**64). `pattern` is stored for encoding later. `store`,
+        `base` and `seed_merges` work as in `train_from_iterator`.
         """
         s = training.settings(
             vocab_size, pattern=pattern, special_tokens=special_tokens,
             min_frequency=min_frequency, num_threads=num_threads,
             max_token_length=max_token_length, progress=progress, store_arg=store,
+            base=base, seed_merges=seed_merges,
         )
         core, ledger = training.train_counts(counts, s)
         return cls(core, ledger)

@@ -9,6 +9,8 @@ short of what was asked. The merges depend only on the documents, never on batch
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
 import time
 import warnings
@@ -16,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bytebpe import _bytebpe, documents, file_format, store
+from bytebpe import _bytebpe, documents, file_format, seeds, store
 from bytebpe.progress import ProgressBar
 
 SURROGATE_MODES = ("error", "surrogatepass")
@@ -39,6 +41,8 @@ class Settings:
     max_token_length: int | None
     progress: bool
     store: store.RunStore | None
+    # What training extends (a warm start, seed merges), or None to start from the bytes.
+    start: _bytebpe.CoreTokenizer | None = None
 
 
 def check_config(
@@ -82,10 +86,36 @@ def settings(
     progress: object,
     store_arg: object,
     buffer_size: object = 1,
+    base: object = None,
+    seed_merges: object = None,
 ) -> Settings:
     specials = check_config(vocab_size, special_tokens, min_frequency, num_threads, buffer_size)
+    start = _start_of(base)
+    if start is not None:
+        if pattern is None:
+            pattern = start.pattern
+        elif isinstance(pattern, str) and _bytebpe.resolve_pattern(pattern) != start.pattern:
+            raise ValueError(
+                f"pattern={pattern!r} differs from the pattern of the tokenizer to extend; a "
+                "warm start keeps its pattern (leave pattern out)"
+            )
+        known = [t for t, _ in start.special_tokens]
+        specials = known + [t for t in specials if t not in known]
+        floor = start.n_mergeable + len(specials)
+        if isinstance(vocab_size, int) and vocab_size < floor:
+            raise ValueError(
+                f"vocab_size={vocab_size} is smaller than the tokenizer to extend ({floor} "
+                "tokens with the special tokens); a warm start only adds tokens"
+            )
+    if pattern is None:
+        pattern = "cl100k"
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be a str (a name or a regex), not {type(pattern).__name__}")
+    seed_bytes = seeds.resolve(seed_merges)
+    if seed_bytes:
+        if start is None:
+            start = _bytebpe.CoreTokenizer.from_merges(pattern, [], [])
+        start = start.with_seeds(seed_bytes)
     if max_token_length is not None:
         check_int("max_token_length", max_token_length, minimum=1)
     if store_arg is not None and not isinstance(store_arg, store.RunStore):
@@ -101,7 +131,22 @@ def settings(
         max_token_length=max_token_length,  # type: ignore[arg-type]
         progress=bool(progress),
         store=store_arg,  # type: ignore[arg-type]
+        start=start,
     )
+
+
+def _start_of(base: object) -> _bytebpe.CoreTokenizer | None:
+    """The native tokenizer of `base` (a `Tokenizer` to extend), or None."""
+    if base is None:
+        return None
+    core = getattr(base, "_core", None)
+    if not isinstance(core, _bytebpe.CoreTokenizer):
+        raise TypeError(
+            f"base must be a bytebpe Tokenizer, not {type(base).__name__}; load one with "
+            "Tokenizer.load(path), Tokenizer.from_tiktoken(path, pattern=...) or "
+            "Tokenizer.from_huggingface(path)"
+        )
+    return core
 
 
 def check_int(name: str, value: object, *, minimum: int, why: str = "") -> None:
@@ -189,13 +234,18 @@ def _open_run(s: Settings) -> Iterator[store.OpenRun | None]:
     if s.store is None:
         yield None
         return
+    start = None
+    if s.start is not None:
+        state = json.dumps(file_format.to_state(s.start), sort_keys=True)
+        start = (state, s.start.tokens())
     config = store.RunConfig(
         pattern=_bytebpe.resolve_pattern(s.pattern),
         special_tokens=s.special_tokens,
         min_frequency=s.min_frequency,
         max_token_length=s.max_token_length,
+        start=hashlib.sha256(start[0].encode()).hexdigest() if start else "",
     )
-    run = store.OpenRun(s.store, config, s.vocab_size)
+    run = store.OpenRun(s.store, config, s.vocab_size, start)
     try:
         yield run
     finally:
@@ -282,8 +332,10 @@ def _merge(
     """Runs the merge loop (GIL released, Ctrl-C aware), replaying a stored log first,
     and warns when it stops short of `vocab_size`."""
     n_special = len(s.special_tokens)
-    target = s.vocab_size - 256 - n_special
-    replay = file_format.fitting_prefix(run.stored.merges, target) if run else []
+    start_tokens = s.start.n_mergeable if s.start else 256
+    target = s.vocab_size - start_tokens - n_special
+    first_new = len(s.start.tokens()) if s.start else 256
+    replay = file_format.fitting_prefix(run.stored.merges, target, first_new) if run else []
     empty = counter.distinct_words == 0
     with ProgressBar(s.progress, desc="merging", unit="merge", total=target) as bar:
 
@@ -292,11 +344,15 @@ def _merge(
             if run:
                 run.add_merges(new_merges)
 
-        core = counter.train(s.vocab_size, s.min_frequency, replay, report)
+        core = counter.train(s.vocab_size, s.min_frequency, replay, report, s.start)
     if empty:
         warnings.warn(
-            "the training data was empty: the tokenizer has only the 256 byte tokens"
-            + (" and the special tokens" if n_special else ""),
+            (
+                "the training data was empty: no tokens were added to the tokenizer it extends"
+                if s.start
+                else "the training data was empty: the tokenizer has only the 256 byte tokens"
+                + (" and the special tokens" if n_special else "")
+            ),
             TrainingWarning,
             stacklevel=5,
         )
