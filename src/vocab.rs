@@ -172,7 +172,6 @@ impl Vocab {
     }
 
     /// Token bytes by id; a hole is empty.
-
     pub fn tokens(&self) -> &[Vec<u8>] {
         &self.tokens
     }

@@ -247,21 +247,27 @@ def train_counts(
     *,
     special_tokens: Sequence[str] = (),
     min_frequency: int = 2,
+    start: Sequence[bytes] | None = None,
+    reserved: Sequence[int] = (),
 ) -> list[Merge]:
-    """The merge list: (left_id, right_id, token_id, count) per step, in order."""
+    """The merge list: (left_id, right_id, token_id, count) per step, in order.
+
+    A warm start passes `start`, the token bytes by id it extends (b"" at a special
+    token's id), and `reserved`, the ids new tokens skip; words are first segmented by
+    tiktoken's merge under `start`. `special_tokens` then counts every special token."""
     if vocab_size < 256 + len(special_tokens):
         raise ValueError("vocab_size must leave room for the 256 bytes and special tokens")
+    vocab = list(start) if start else [bytes([b]) for b in range(256)]  # id -> token bytes
+    ids = {token: i for i, token in enumerate(vocab) if token}  # token bytes -> id
     # Each word is a list of token ids; equal words are added up.
     words: Counter[tuple[int, ...]] = Counter()
     for word, count in word_counts.items():
         if isinstance(word, str):
             word = word.encode("utf-8")
         if count:
-            words[tuple(word)] += count
-    vocab = [bytes([b]) for b in range(256)]  # id -> token bytes
-    ids = {token: i for i, token in enumerate(vocab)}  # token bytes -> id
+            words[tuple(encode_piece(ids, word) if start else word)] += count
     merges = []
-    while len(vocab) + len(special_tokens) < vocab_size:
+    while len(ids) + len(special_tokens) < vocab_size:
         pair_counts: Counter[tuple[int, int]] = Counter()
         for word, count in words.items():
             for pair in zip(word, word[1:]):
@@ -276,6 +282,8 @@ def train_counts(
         best = min(tied, key=lambda pair: (vocab[pair[0]], vocab[pair[1]]))
         token = vocab[best[0]] + vocab[best[1]]
         if token not in ids:
+            while len(vocab) in reserved:
+                vocab.append(b"")
             ids[token] = len(vocab)
             vocab.append(token)
         merges.append((best[0], best[1], ids[token], top))

@@ -227,8 +227,8 @@ def test_disk_full_keeps_the_store_readable(tmp_path):
 
     original = store_module.OpenRun._open
 
-    def full_open(self, config, vocab_size, existed):
-        stored = original(self, config, vocab_size, existed)
+    def full_open(self, *args):
+        stored = original(self, *args)
         self.conn.execute(f"PRAGMA max_page_count = {pages}")
         return stored
 

@@ -16,13 +16,17 @@ from bytebpe._bytebpe import (
 )
 from bytebpe.encode_file import encode_to_file
 from bytebpe.inputs import read_files
+from bytebpe.phases import Phase
+from bytebpe.seeds import SEED_PRESETS
 from bytebpe.store import RunStore, StoreError
 from bytebpe.tokenizer import Merge, StreamingDecoder, Tokenizer, TrainingWarning
 
 __all__ = [
+    "SEED_PRESETS",
     "CorruptTokenizerError",
     "Merge",
     "PatternError",
+    "Phase",
     "RunStore",
     "StoreError",
     "StreamingDecoder",

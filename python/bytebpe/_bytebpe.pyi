@@ -40,6 +40,17 @@ class CoreTokenizer:
     def from_ranks(
         pattern: str, ranks: Sequence[tuple[bytes, int]], special_tokens: Sequence[tuple[str, int]]
     ) -> CoreTokenizer: ...
+    @staticmethod
+    def from_tokens(
+        pattern: str,
+        tokens: Sequence[bytes],
+        merges: Sequence[_MergeTuple],
+        special_tokens: Sequence[tuple[str, int]],
+    ) -> CoreTokenizer: ...
+    def extended(
+        self, merges: Sequence[_MergeTuple], new_special_tokens: Sequence[str]
+    ) -> CoreTokenizer: ...
+    def with_seeds(self, seeds: Sequence[bytes]) -> CoreTokenizer: ...
     @property
     def pattern(self) -> str: ...
     @property
@@ -102,4 +113,5 @@ class WordCounter:
         min_frequency: int,
         replay: Sequence[_MergeTuple] = ...,
         progress: Callable[[int, list[_MergeTuple]], object] | None = None,
+        start: CoreTokenizer | None = None,
     ) -> CoreTokenizer: ...

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -48,10 +49,16 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--sample", action="store_true", help="train on the bundled sample corpus")
     p.add_argument("-o", "--output", default="tokenizer.json", help="where to write the tokenizer")
     p.add_argument("--vocab-size", type=int, default=8192)
-    p.add_argument("--pattern", default="cl100k", help="gpt2, cl100k, o200k, or a regex")
+    p.add_argument("--pattern", default=None,
+                   help="gpt2, cl100k, o200k, or a regex (default: cl100k, or the base's)")
     p.add_argument("--special-token", action="append", default=[], dest="special_tokens",
                    help="a special token (repeatable)")
     p.add_argument("--min-frequency", type=int, default=2)
+    p.add_argument("--base", default=None,
+                   help="extend this tokenizer, keeping its ids: a bytebpe file or run store, "
+                        "a tiktoken ranks file (.tiktoken), or a tokenizer.json")
+    p.add_argument("--seed-merges", default=None,
+                   help="tokens made first: digits, whitespace, code (joined by commas)")
     _add_input_options(p)
     p.add_argument("--heldout", nargs="*", default=None,
                    help="files to measure compression on (default: every 20th document)")
@@ -105,6 +112,8 @@ def _train(args: argparse.Namespace) -> int:
         min_frequency=args.min_frequency,
         num_threads=args.threads,
         store=args.store,
+        base=load_base(args.base, args.pattern) if args.base else None,
+        seed_merges=args.seed_merges,
         progress=not args.no_progress,
     )
     seconds = time.perf_counter() - started
@@ -115,6 +124,22 @@ def _train(args: argparse.Namespace) -> int:
     _show_learned(tok, args.show, heldout)
     print(f"wrote {args.output}")
     return 0
+
+
+def load_base(path: str, pattern: str | None) -> Tokenizer:
+    """A tokenizer to extend, from any file bytebpe reads: its own format or run store,
+    tiktoken ranks (the pattern from the sidecar file, or --pattern), tokenizer.json."""
+    if path.endswith(".tiktoken"):
+        from bytebpe.tiktoken_format import sidecar_path
+
+        # With a sidecar, its pattern is the base's (and --pattern must agree with it).
+        has_sidecar = os.path.exists(sidecar_path(path))
+        return Tokenizer.from_tiktoken(path, pattern=None if has_sidecar else pattern)
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if b'"model"' in head or b'"added_tokens"' in head:
+        return Tokenizer.from_huggingface(path)
+    return Tokenizer.load(path)
 
 
 def _add_encode(commands: argparse._SubParsersAction) -> None:

@@ -7,8 +7,10 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from bytebpe import _bytebpe, documents, file_format, store, training
+from bytebpe import phases as phases_module
 from bytebpe._bytebpe import UnknownTokenError
 from bytebpe.ledger import DecodeLedger
+from bytebpe.phases import Phase
 from bytebpe.store import RunStore
 from bytebpe.training import TrainingWarning
 
@@ -144,6 +146,33 @@ class Tokenizer:
         )
         core, ledger = training.train_counts(counts, s)
         return cls(core, ledger)
+
+    @classmethod
+    def train_phases(
+        cls,
+        phases: Sequence[Phase],
+        *,
+        pattern: str | None = None,
+        special_tokens: Sequence[str] = (),
+        base: Tokenizer | None = None,
+        seed_merges: str | Sequence[str | bytes] | None = None,
+        store: str | os.PathLike[str] | None = None,
+        **options: Any,
+    ) -> Tokenizer:
+        """Trains in phases, each extending the result of the one before with its own
+        data and number of merges (e.g. English, then code, then multilingual text), so
+        the largest corpus does not take the whole vocabulary.
+
+        `phases` is a list of `bytebpe.Phase(data, merges)`. Seeds and special tokens come
+        first; ids never move from one phase to the next. With `store` (a directory), each
+        phase is its own run store (`phase-1.sqlite`, ...): calling again resumes, and a
+        finished phase is not read again. Other options (min_frequency, num_threads,
+        buffer_size, max_token_length, progress, ...) are those of `train_from_iterator`.
+        """
+        return phases_module.train_phases(
+            cls, phases, base=base, seed_merges=seed_merges, special_tokens=special_tokens,
+            pattern=pattern, store=store, **options,
+        )
 
     # ==================== Properties
 

@@ -1,0 +1,274 @@
+"""Warm start (base=), seed merges and multi-phase training: ids never move, the new
+merges are the oracle's, and every export keeps the ids."""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+
+import pytest
+import reference as R
+from bytebpe import SEED_PRESETS, Phase, StoreError, Tokenizer
+from bytebpe.sample import sample_documents
+
+SPECIAL = "<|end|>"
+TEXT = "def f(x):\n    return x ** 2  # 12345 <|end|> naïve 😀 \r\n\tdone"
+
+
+@functools.cache
+def corpus(kind: str, n: int = 150) -> tuple[str, ...]:
+    return tuple(sample_documents(kind=kind))[:n]
+
+
+def train(docs, vocab_size, **kw) -> Tokenizer:
+    return Tokenizer.train_from_iterator(list(docs), vocab_size, progress=False, **kw)
+
+
+def merged_tokens(tok: Tokenizer) -> list[bytes]:
+    """Merged token bytes in id order (special-token ids left out)."""
+    ranks = sorted(tok.mergeable_ranks().items(), key=lambda kv: kv[1])
+    return [token for token, i in ranks if i >= 256]
+
+
+def test_extending_continues_exactly_where_a_longer_run_goes() -> None:
+    docs = corpus("code")
+    short = train(docs, 600)
+    extended = train(docs, 900, base=short)
+    assert extended.merges() == train(docs, 900).merges()
+
+
+def test_extending_keeps_every_id_including_special_ones() -> None:
+    docs = corpus("english")
+    short = train(docs, 600, special_tokens=[SPECIAL])
+    assert short.special_tokens == {SPECIAL: 599}
+    extended = train(docs, 901, base=short, special_tokens=["<|pad|>"])
+    assert extended.vocab_size == 901
+    assert extended.special_tokens == {SPECIAL: 599, "<|pad|>": 900}
+    for i in range(599):
+        assert extended.token_bytes(i) == short.token_bytes(i)
+    # The same tokens, in order, as one longer run; new ids go around id 599.
+    assert merged_tokens(extended) == merged_tokens(train(docs, 899))[: 899 - 256]
+    ids = extended.encode(TEXT, allowed_special="all")
+    assert 599 in ids and extended.decode(ids) == TEXT
+
+
+def test_new_merges_match_the_oracle_on_other_data() -> None:
+    base = train(corpus("english"), 500, special_tokens=[SPECIAL])
+    docs = corpus("code", 60)
+    extended = train(docs, 700, base=base, min_frequency=2)
+    words = R.count_words(docs, "cl100k", [SPECIAL])
+    start = [base.token_bytes(i) if i != 499 else b"" for i in range(500)]
+    expected = R.train_counts(
+        words, 700, special_tokens=[SPECIAL], min_frequency=2, start=start, reserved=[499]
+    )
+    new = extended.merges()[len(base.merges()) :]
+    assert [tuple(m) for m in new] == expected
+    ranks = extended.mergeable_ranks()
+    for doc in docs[:20]:
+        assert extended.encode_ordinary(doc) == R.encode_ordinary(ranks, "cl100k", doc)
+
+
+def test_an_extended_tokenizer_saves_loads_and_exports_with_identical_ids(tmp_path) -> None:
+    docs = corpus("english")
+    extended = train(docs, 801, base=train(docs, 600, special_tokens=[SPECIAL]),
+                     special_tokens=["<|pad|>"])
+    ids = extended.encode(TEXT, allowed_special="all")
+    path = tmp_path / "tok.json"
+    extended.save(path)
+    loaded = Tokenizer.load(path)
+    assert loaded.merges() == extended.merges() and loaded.special_tokens == extended.special_tokens
+    assert extended.to_tiktoken().encode(TEXT, allowed_special="all") == ids
+    assert extended.to_huggingface().encode(TEXT).ids == ids
+    extended.save_tiktoken(tmp_path / "ranks.tiktoken")
+    imported = Tokenizer.from_tiktoken(tmp_path / "ranks.tiktoken")
+    assert imported.encode(TEXT, allowed_special="all") == ids
+    with pytest.raises(ValueError, match="cannot be cut"):
+        Tokenizer.load(path, vocab_size=700)
+
+
+@pytest.mark.parametrize("source", ["tiktoken", "huggingface"])
+def test_extending_an_imported_tokenizer(tmp_path, source) -> None:
+    docs = corpus("code")
+    trained = train(docs, 700, special_tokens=[SPECIAL])
+    if source == "tiktoken":
+        trained.save_tiktoken(tmp_path / "ranks.tiktoken")
+        base = Tokenizer.from_tiktoken(tmp_path / "ranks.tiktoken")
+    else:
+        trained.save_huggingface(tmp_path / "tokenizer.json")
+        base = Tokenizer.from_huggingface(tmp_path / "tokenizer.json")
+    assert base.merges() == []  # an imported vocabulary has no merge log
+    extended = train(docs, 1000, base=base)
+    direct = train(docs, 1000, base=trained)
+    assert merged_tokens(extended) == merged_tokens(direct)
+    assert extended.encode(TEXT, allowed_special="all") == direct.encode(TEXT, allowed_special="all")
+    extended.save(tmp_path / "tok.json")
+    assert Tokenizer.load(tmp_path / "tok.json").encode_ordinary(TEXT) == extended.encode_ordinary(TEXT)
+    assert extended.to_tiktoken().encode_ordinary(TEXT) == extended.encode_ordinary(TEXT)
+
+
+def test_a_warm_start_resumes_from_its_store(tmp_path) -> None:
+    docs = corpus("english")
+    base = train(docs, 600, special_tokens=[SPECIAL])
+    store = tmp_path / "run.sqlite"
+    first = train(docs, 700, base=base, store=store)
+    # A larger vocab_size continues the stored run; loading the store gives the same.
+    more = train(docs, 800, base=base, store=store)
+    assert more.merges()[: len(first.merges())] == first.merges()
+    assert more.merges() == train(docs, 800, base=base).merges()
+    loaded = Tokenizer.load(store)
+    assert loaded.merges() == more.merges() and loaded.special_tokens == more.special_tokens
+    assert Tokenizer.load(store, vocab_size=650).merges() == more.merges()[: 650 - 256 - 1]
+    other = train(docs, 601, special_tokens=[SPECIAL])
+    with pytest.raises(StoreError, match="start"):
+        train(docs, 800, base=other, store=store)
+
+
+def test_warm_start_errors_are_clear() -> None:
+    docs = corpus("english", 30)
+    base = train(docs, 400)
+    with pytest.raises(TypeError, match="base must be a bytebpe Tokenizer"):
+        train(docs, 500, base="tokenizer.json")
+    with pytest.raises(ValueError, match="differs from the pattern"):
+        train(docs, 500, base=base, pattern="gpt2")
+    with pytest.raises(ValueError, match="smaller than the tokenizer to extend"):
+        train(docs, 399, base=base)
+    with pytest.warns(UserWarning, match="no tokens were added"):
+        train([], 500, base=base)
+    assert train(docs, 400, base=base).merges() == base.merges()  # nothing to add
+
+
+def test_seed_presets_and_lists_become_tokens_first() -> None:
+    docs = corpus("code")
+    tok = train(docs, 2000, seed_merges="digits,whitespace")
+    n_seeded = sum(1 for m in tok.merges() if m.count == 0)
+    assert n_seeded == len(SEED_PRESETS["digits"]) + len(SEED_PRESETS["whitespace"])
+    assert all(m.count == 0 for m in tok.merges()[:n_seeded])
+    assert all(m.count > 0 for m in tok.merges()[n_seeded:])
+    ranks = tok.mergeable_ranks()
+    for seed in SEED_PRESETS["digits"] + SEED_PRESETS["whitespace"]:
+        assert seed.encode() in ranks, seed
+    assert [tok.token_bytes(t) for t in tok.encode("x = 1234567")] == [
+        b"x", b" =", b" ", b"123", b"456", b"7"
+    ]
+    mine = train(docs, 600, seed_merges=["::", "->", " =>"])
+    assert all(s in mine.mergeable_ranks() for s in (b"::", b"->", b" =>"))
+    # Training without seeds on the same data, then seeds: different first tokens.
+    assert mine.merges()[0].count == 0 and train(docs, 600).merges()[0].count > 0
+
+
+def test_seed_merges_errors_are_clear() -> None:
+    docs = corpus("english", 20)
+    with pytest.raises(ValueError, match="names no preset"):
+        train(docs, 500, seed_merges="digitz")
+    with pytest.raises(ValueError, match="split by the pattern"):
+        train(docs, 500, seed_merges=["1234"])
+    with pytest.raises(ValueError, match="shorter than two bytes"):
+        train(docs, 500, seed_merges=["x"])
+    with pytest.raises(TypeError, match=r"seed_merges\[1\] is int"):
+        train(docs, 500, seed_merges=["ab", 3])
+    with pytest.raises(TypeError, match="preset name or a list"):
+        train(docs, 500, seed_merges=42)
+
+
+def test_phases_split_the_vocabulary_between_corpora() -> None:
+    en, code = corpus("english"), corpus("code")
+    tok = Tokenizer.train_phases(
+        [Phase(list(en), 300), Phase(list(code), 200)],
+        special_tokens=[SPECIAL], seed_merges=["    "], progress=False,
+    )
+    # The seed makes three tokens (2, 3 and 4 spaces, joined left to right).
+    first = train(en, 256 + 3 + 1 + 300, special_tokens=[SPECIAL], seed_merges=["    "])
+    second = train(code, first.vocab_size + 200, base=first)
+    assert tok.merges() == second.merges()
+    assert tok.special_tokens == {SPECIAL: first.special_tokens[SPECIAL]}
+    assert tok.vocab_size == 256 + 3 + 1 + 300 + 200
+
+
+def test_phases_resume_from_their_store_without_reading_finished_phases(tmp_path) -> None:
+    en, code = list(corpus("english")), list(corpus("code"))
+    store = tmp_path / "phases"
+
+    def failing():
+        yield from code[:50]
+        raise OSError("the disk went away")
+
+    with pytest.raises(OSError, match="went away"):
+        Tokenizer.train_phases([Phase(en, 300), Phase(failing(), 200)], store=store,
+                               progress=False)
+    assert {"phase-1.sqlite", "phase-2.sqlite"} <= set(os.listdir(store))
+
+    def must_not_be_read():
+        raise AssertionError("a finished phase was read again")
+        yield ""
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tok = Tokenizer.train_phases([Phase(must_not_be_read(), 300), Phase(code, 200)],
+                                     store=store, progress=False)
+    expected = Tokenizer.train_phases([Phase(en, 300), Phase(code, 200)], progress=False)
+    assert tok.merges() == expected.merges()
+
+
+def test_phases_errors_are_clear(tmp_path) -> None:
+    with pytest.raises(TypeError, match="non-empty list"):
+        Tokenizer.train_phases([], progress=False)
+    with pytest.raises(TypeError, match=r"phases\[0\] is tuple"):
+        Tokenizer.train_phases([(["a b"], 10)], progress=False)
+    with pytest.raises(ValueError, match=r"phases\[0\].merges=0"):
+        Tokenizer.train_phases([Phase(["a b"], 0)], progress=False)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ValueError, match="must be a directory"):
+        Tokenizer.train_phases([Phase(["a b"], 1)], store=tmp_path / "file", progress=False)
+
+
+@pytest.mark.parametrize("fmt", ["bytebpe", "store", "tiktoken", "huggingface"])
+def test_the_command_line_extends_any_saved_tokenizer(tmp_path, capsys, fmt) -> None:
+    from bytebpe.cli import main
+
+    base = train(corpus("english"), 500, special_tokens=[SPECIAL])
+    path = {
+        "bytebpe": tmp_path / "base.json",
+        "store": tmp_path / "base.sqlite",
+        "tiktoken": tmp_path / "base.tiktoken",
+        "huggingface": tmp_path / "tokenizer.json",
+    }[fmt]
+    if fmt == "bytebpe":
+        base.save(path)
+    elif fmt == "store":
+        base = train(corpus("english"), 500, special_tokens=[SPECIAL], store=path)
+    elif fmt == "tiktoken":
+        base.save_tiktoken(path)
+    else:
+        base.save_huggingface(path)
+    out = tmp_path / "out.json"
+    args = ["train", "--sample", "--vocab-size", "700", "--base", str(path),
+            "--seed-merges", "code", "-o", str(out), "--no-progress"]
+    assert main(args) == 0, capsys.readouterr().err
+    tok = Tokenizer.load(out)
+    assert tok.vocab_size == 700 and tok.special_tokens == base.special_tokens
+    assert all(tok.token_bytes(i) == base.token_bytes(i) for i in range(499))
+    assert b"->" in tok.mergeable_ranks()
+    assert main([*args, "--pattern", "gpt2"]) == 1
+    assert "differs from the pattern" in capsys.readouterr().err
+
+
+def test_special_ids_above_the_vocabulary_with_gaps_stay_put() -> None:
+    # As in cl100k: specials at n + 1 and n + 5, ids n, n + 2.. unused.
+    from bytebpe._bytebpe import CoreTokenizer
+
+    docs = corpus("code")
+    trained = train(docs, 500)
+    ranks = sorted(trained.mergeable_ranks().items(), key=lambda kv: kv[1])
+    base = Tokenizer(CoreTokenizer.from_ranks(
+        trained.pattern, ranks, [("<|a|>", 501), ("<|b|>", 505)]
+    ))
+    extended = train(docs, base.vocab_size + 20, base=base)
+    assert extended.special_tokens == {"<|a|>": 501, "<|b|>": 505}
+    new_ids = sorted(set(extended.mergeable_ranks().values()) - set(dict(ranks).values()))
+    assert new_ids[:5] == [500, 502, 503, 504, 506]
+    assert merged_tokens(extended)[: 500 - 256 + 20] == merged_tokens(train(docs, 520))
+    text = "x <|a|> y <|b|>"
+    assert extended.to_tiktoken().encode(text, allowed_special="all") == extended.encode(
+        text, allowed_special="all"
+    )
