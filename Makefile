@@ -1,7 +1,7 @@
 # Plain verbs for the development loop. `make test` is what CI runs (.ci/run).
 PYTHON ?= python3
 
-.PHONY: help demo install install-test build-dev test test-rust test-python test-slow lint fmt bench
+.PHONY: help demo install install-test build-dev test test-rust test-python test-slow lint fmt bench bench-core fuzz
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -42,6 +42,14 @@ fmt:
 	cargo fmt
 	$(PYTHON) -m ruff format python tests benches tools
 
-bench: ## train bytebpe and the anchors side by side (see benches/README.md)
+bench: ## the whole comparison with the anchors, written to benches/RESULTS.md (about an hour)
 	$(PYTHON) -m pip install -e '.[bench]'
-	$(PYTHON) benches/train_compare.py
+	$(PYTHON) benches/compare.py --write
+
+bench-core: ## criterion benches of the core's hot paths (pre-tokenizer, counting, merges, encoding)
+	cargo bench --bench core
+
+fuzz: ## cargo fuzz: splitters against fancy-regex, encode/decode round trips (2 min each)
+	cargo install cargo-fuzz
+	cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run pretokenize -- -max_total_time=120
+	cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run roundtrip -- -max_total_time=120
