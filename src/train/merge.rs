@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use ahash::AHashMap;
 use dary_heap::OctonaryHeap;
 use rayon::prelude::*;
+use smallvec::SmallVec;
 
 use crate::error::{Error, Result};
 use crate::parallel;
@@ -21,6 +22,11 @@ use crate::Rank;
 
 /// Two adjacent token ids.
 pub type Pair = (Rank, Rank);
+
+/// A word as token ids, inline up to 6 tokens: most words are short, and a merge touches
+/// words scattered over memory, so keeping the tokens beside the word's slot saves a cache
+/// miss per word touched (the merge loop's main cost).
+type Word = SmallVec<[Rank; 6]>;
 
 /// One step of training.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +99,7 @@ impl Eq for Candidate {}
 /// The state of a training run.
 struct Merger {
     /// Each distinct word as token ids.
-    words: Vec<Vec<Rank>>,
+    words: Vec<Word>,
     /// How often each word occurs.
     word_counts: Vec<u64>,
     /// Token id -> bytes (empty: a hole). Shared with heap entries, which compare by bytes.
@@ -186,7 +192,8 @@ impl Merger {
             .filter(|(_, t)| !t.is_empty())
             .map(|(i, t)| (t.clone(), i as Rank))
             .collect();
-        let (words, word_counts) = words.into_iter().unzip();
+        let (words, word_counts) =
+            words.into_iter().map(|(w, n)| (Word::from_vec(w), n)).unzip();
         Self {
             words,
             word_counts,
@@ -275,7 +282,7 @@ impl Merger {
         let mut word_ids = self.pair_words.remove(&pair).unwrap_or_default();
         word_ids.sort_unstable();
         word_ids.dedup();
-        let mut taken: Vec<(u32, Vec<Rank>)> =
+        let mut taken: Vec<(u32, Word)> =
             word_ids.iter().map(|&w| (w, std::mem::take(&mut self.words[w as usize]))).collect();
         let counts = &self.word_counts;
         let deltas: Vec<Delta> = if taken.len() >= PARALLEL_WORDS && self.threads > 1 {
@@ -352,9 +359,9 @@ struct Delta {
 /// Rewrites `words` (id, tokens) with `pair` replaced by `token`, and returns how the
 /// pair counts change: every old pair touching a merged position loses the word's count,
 /// every new pair touching a merged token gains it.
-fn rewrite(words: &mut [(u32, Vec<Rank>)], counts: &[u64], pair: Pair, token: Rank) -> Delta {
+fn rewrite(words: &mut [(u32, Word)], counts: &[u64], pair: Pair, token: Rank) -> Delta {
     let mut delta = Delta::default();
-    let (mut merged, mut consumed, mut created) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut merged, mut consumed, mut created) = (Word::new(), Vec::new(), Vec::new());
     for (w, word) in words.iter_mut() {
         if !replace_pair(word, pair, token, &mut merged, &mut consumed, &mut created) {
             continue;
@@ -386,7 +393,7 @@ fn replace_pair(
     word: &[Rank],
     pair: Pair,
     token: Rank,
-    out: &mut Vec<Rank>,
+    out: &mut Word,
     consumed: &mut Vec<bool>,
     created: &mut Vec<bool>,
 ) -> bool {
