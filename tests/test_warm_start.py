@@ -107,7 +107,9 @@ def test_extending_an_imported_tokenizer(tmp_path, source) -> None:
     assert extended.to_tiktoken().encode_ordinary(TEXT) == extended.encode_ordinary(TEXT)
 
 
-def test_a_warm_start_resumes_from_its_store(tmp_path) -> None:
+def test_a_warm_start_resumes_from_its_store(tmp_path, capsys) -> None:
+    from bytebpe.cli import main
+
     docs = corpus("english")
     base = train(docs, 600, special_tokens=[SPECIAL])
     store = tmp_path / "run.sqlite"
@@ -119,6 +121,8 @@ def test_a_warm_start_resumes_from_its_store(tmp_path) -> None:
     loaded = Tokenizer.load(store)
     assert loaded.merges() == more.merges() and loaded.special_tokens == more.special_tokens
     assert Tokenizer.load(store, vocab_size=650).merges() == more.merges()[: 650 - 256 - 1]
+    assert main(["inspect", str(store)]) == 0
+    assert "warm start: extends a tokenizer of 600 tokens" in capsys.readouterr().out
     other = train(docs, 601, special_tokens=[SPECIAL])
     with pytest.raises(StoreError, match="start"):
         train(docs, 800, base=other, store=store)

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -198,6 +199,9 @@ def _inspect(args: argparse.Namespace) -> int:
               f"{meta['max_token_length']}, target vocab_size: {meta.get('vocab_size')}")
         state = "finished" if run.counting_finished else "in progress"
         print(f"  counting: {state}, {run.documents:,} documents, {run.bytes:,} bytes")
+        if "start_state" in meta:
+            start = json.loads(meta["start_state"])
+            print(f"  warm start: extends a tokenizer of {start['vocab_size']:,} tokens")
         print(f"  merges: {len(run.merges):,}; vocabulary so far: {tok.vocab_size:,}")
         print(f"  complete: {'yes' if meta.get('complete') == '1' else 'no'}")
     else:
