@@ -197,6 +197,12 @@ impl WordCounter {
         &self.specials
     }
 
+    /// Whether long documents may be cut (see `crate::read::cut`).
+    pub fn cuts_allowed(&self) -> bool {
+        let texts: Vec<&str> = self.specials.tokens().iter().map(|(t, _)| t.as_str()).collect();
+        crate::read::cut::cuts_allowed(self.pattern.is_builtin(), &texts)
+    }
+
     /// Documents counted so far.
     pub fn documents(&self) -> u64 {
         self.ledger.documents
