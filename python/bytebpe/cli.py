@@ -64,8 +64,11 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
 def _add_input_options(p: argparse.ArgumentParser) -> None:
     """How `train` and `encode` read documents, and how they run."""
     p.add_argument("--text-column", default="text", help="the text field of .jsonl rows")
-    p.add_argument("--documents", choices=("lines", "files"), default="lines",
-                   help="plain text: one document per line (default) or per file")
+    p.add_argument("--documents", choices=("lines", "files", "separator"), default="lines",
+                   help="plain text: one document per line (default), per file, or between "
+                   "occurrences of --separator")
+    p.add_argument("--separator", default=None,
+                   help='the text between documents, with --documents separator (e.g. "\n\n")')
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--no-progress", action="store_true")
 
@@ -73,6 +76,10 @@ def _add_input_options(p: argparse.ArgumentParser) -> None:
 def _train(args: argparse.Namespace) -> int:
     if args.sample == bool(args.inputs):
         raise ValueError("give input files (or - for standard input), or --sample, not both")
+    if args.inputs == ["-"]:
+        return _train_from_stdin(args)
+    if args.separator is not None or args.documents == "separator":
+        raise ValueError("--documents separator reads standard input (-) only for now")
     if args.sample:
         from bytebpe.sample import sample_documents
 
@@ -111,6 +118,45 @@ def _train(args: argparse.Namespace) -> int:
     tok.save(args.output)
     print(f"vocabulary size: {tok.vocab_size:,} (asked for {args.vocab_size:,})")
     print(f"time: {seconds:.2f} s ({n_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s)")
+    _report_compression(tok, heldout)
+    _show_learned(tok, args.show, heldout)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _train_from_stdin(args: argparse.Namespace) -> int:
+    """Standard input is read as a stream, in chunks: never held in memory whole. Held-out
+    text comes only from --heldout (a stream cannot be read twice)."""
+    # Escapes such as \n are read as in Python; other characters stay as typed.
+    separator = None
+    if args.separator is not None:
+        separator = args.separator.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    started = time.perf_counter()
+    tok = Tokenizer.train_from_stream(
+        sys.stdin.buffer,
+        args.vocab_size,
+        documents=args.documents,
+        separator=separator,
+        name="<stdin>",
+        pattern=args.pattern,
+        special_tokens=args.special_tokens,
+        min_frequency=args.min_frequency,
+        num_threads=args.threads,
+        store=args.store,
+        progress=not args.no_progress,
+    )
+    seconds = time.perf_counter() - started
+    tok.save(args.output)
+    training = tok.loss_report()["training"]
+    n_bytes = training["bytes"]
+    print(f"trained on standard input: {training['documents']:,} documents, "
+          f"{n_bytes / 1e6:,.1f} MB")
+    print(f"vocabulary size: {tok.vocab_size:,} (asked for {args.vocab_size:,})")
+    print(f"time: {seconds:.2f} s ({n_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s)")
+    heldout: list[str | bytes] = []
+    if args.heldout:
+        mode = "lines" if args.documents == "separator" else args.documents
+        heldout = list(read_files(args.heldout, documents=mode, text_column=args.text_column))
     _report_compression(tok, heldout)
     _show_learned(tok, args.show, heldout)
     print(f"wrote {args.output}")

@@ -59,7 +59,9 @@ impl Source {
         let reader: Box<dyn Read + Send> = match compression {
             Compression::None => Box::new(counted),
             // Several gzip members in one file are one stream, as `gzip -c a b` writes.
-            Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(counted))),
+            Compression::Gzip => {
+                Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(counted)))
+            }
             Compression::Zstd => Box::new(
                 zstd::stream::read::Decoder::new(counted).map_err(|e| Error::io(path, &e))?,
             ),

@@ -145,8 +145,7 @@ impl DocumentReader {
     pub fn skip(&mut self, n: u64, seed: u64) -> Result<(u64, u64)> {
         let mut fp = self.skipped.take().unwrap_or_else(|| Fingerprinter::new(seed));
         let mut skipped = 0;
-        while skipped < n && !(self.ended && self.ready.spans.is_empty() && self.carry.is_none())
-        {
+        while skipped < n && !(self.ended && self.ready.spans.is_empty() && self.carry.is_none()) {
             let (mut batch, error) = self.next_batch(1 << 22);
             if let Some(e) = error {
                 self.skipped = Some(fp);
@@ -190,7 +189,10 @@ impl DocumentReader {
                 Ok(None) => {}
                 Err(why) => {
                     let line = self.lines;
-                    return (batch, Some(Error::BadInput(format!("{}, line {line}: {why}", self.name))));
+                    return (
+                        batch,
+                        Some(Error::BadInput(format!("{}, line {line}: {why}", self.name))),
+                    );
                 }
             }
         }

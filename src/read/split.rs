@@ -59,7 +59,6 @@ impl Batch {
 #[derive(Debug)]
 pub struct Splitter {
     delimit: Delimit,
-    finder: Option<memmem::Finder<'static>>,
     /// Cut long documents at safe points.
     cuts: bool,
     chunk_size: usize,
@@ -75,15 +74,10 @@ pub struct Splitter {
 
 impl Splitter {
     pub fn new(delimit: Delimit, cuts: bool, chunk_size: usize) -> Self {
-        let finder = match &delimit {
-            Delimit::Separator(sep) => Some(memmem::Finder::new(sep).into_owned()),
-            _ => None,
-        };
         // A line holds no newline before its end, so it never has a safe cut.
         let cuts = cuts && delimit != Delimit::Lines;
         Self {
             delimit,
-            finder,
             cuts,
             chunk_size: chunk_size.max(1),
             pending: Vec::new(),
@@ -138,12 +132,16 @@ impl Splitter {
     fn find_end(&mut self, start: usize) -> Option<(usize, usize)> {
         let from = start.max(self.searched);
         let hay = &self.pending[from..];
-        let found = match (&self.delimit, &self.finder) {
-            (Delimit::Lines, _) => memchr::memchr(b'\n', hay).map(|i| (from + i + 1, from + i + 1)),
-            (Delimit::Separator(sep), Some(finder)) => {
-                finder.find(hay).map(|i| (from + i, from + i + sep.len()))
+        // A one-shot search: a `memmem::Finder` kept in the struct (via `into_owned`)
+        // crashed inside memchr 2.8.3's AVX2 packed-pair search in the release extension
+        // module (not reproduced under `cargo test`; cause not found). Building the
+        // searcher per call costs little next to the bytes searched.
+        let found = match &self.delimit {
+            Delimit::Lines => memchr::memchr(b'\n', hay).map(|i| (from + i + 1, from + i + 1)),
+            Delimit::Separator(sep) => {
+                memmem::find(hay, sep).map(|i| (from + i, from + i + sep.len()))
             }
-            _ => None,
+            Delimit::Whole => None,
         };
         if found.is_none() {
             // A separator may begin in the last len-1 bytes and end in the next push.
