@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bytebpe._bytebpe import (
     CorruptTokenizerError,
+    InputError,
     PatternError,
     UnknownTokenError,
     __version__,
@@ -21,6 +22,7 @@ from bytebpe.tokenizer import Merge, StreamingDecoder, Tokenizer, TrainingWarnin
 
 __all__ = [
     "CorruptTokenizerError",
+    "InputError",
     "Merge",
     "PatternError",
     "RunStore",

@@ -203,6 +203,7 @@ class ParquetSource:
             raise ImportError(
                 f"{self.path}: reading Parquet needs pyarrow: pip install 'bytebpe[parquet]'"
             ) from None
+        spool = None
         try:
             if self.compression is None:
                 parquet = pq.ParquetFile(self.path)
@@ -214,9 +215,20 @@ class ParquetSource:
                 spool.seek(0)
                 parquet = pq.ParquetFile(spool)
         except (pa.ArrowException, OSError) as e:
+            if spool is not None:
+                spool.close()
             if isinstance(e, (FileNotFoundError, PermissionError, IsADirectoryError)):
                 raise
             raise _bytebpe.InputError(f"{self.path}: not a readable Parquet file ({e})") from None
+        try:
+            self._check_column(parquet, pa)
+        except BaseException:
+            if spool is not None:
+                spool.close()
+            raise
+        return self._read(parquet, pa, spool)
+
+    def _check_column(self, parquet: Any, pa: Any) -> None:
         names = parquet.schema_arrow.names
         if self.column not in names:
             raise _bytebpe.InputError(
@@ -229,9 +241,8 @@ class ParquetSource:
             raise _bytebpe.InputError(
                 f"{self.path}: the {self.column!r} column holds {kind}, not text"
             )
-        return self._read(parquet, pa)
 
-    def _read(self, parquet: Any, pa: Any) -> Iterator[list[str | bytes]]:
+    def _read(self, parquet: Any, pa: Any, spool: Any) -> Iterator[list[str | bytes]]:
         try:
             for batch in parquet.iter_batches(
                 batch_size=PARQUET_BATCH_ROWS, columns=[self.column]
@@ -246,6 +257,9 @@ class ParquetSource:
                 yield values
         except pa.ArrowException as e:
             raise _bytebpe.InputError(f"{self.path}: reading failed ({e})") from None
+        finally:
+            if spool is not None:
+                spool.close()
 
     def _next(self) -> list[str | bytes] | None:
         if self._carry:
