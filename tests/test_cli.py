@@ -80,3 +80,22 @@ def test_bad_jsonl_names_file_and_line(tmp_path, capsys):
     path.write_text('{"text": "ok"}\n{not json\n')
     assert main(["train", str(path), "--no-progress", "-o", str(tmp_path / "t.json")]) == 1
     assert f"{path}, line 2: not JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("documents", [[], ["--documents", "separator", "--separator", r"\n\n"]])
+def test_train_from_a_pipe_equals_training_on_the_file(tmp_path, documents):
+    data = b"".join(b"para %d: caf\xc3\xa9 \xff text\nmore\n\n" % (i % 13) for i in range(300))
+    (tmp_path / "all.txt").write_bytes(data)
+    out = tmp_path / "tok.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bytebpe.cli", "train", "-", "--vocab-size", "270",
+         "-o", str(out), "--no-progress", *documents],
+        input=data, capture_output=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert b"trained on standard input: " in proc.stdout
+    kw = {"documents": "separator", "separator": "\n\n"} if documents else {}
+    expected = Tokenizer.train_from_files(tmp_path / "all.txt", 270, progress=False, **kw)
+    got = Tokenizer.load(out)
+    assert got.merges() == expected.merges()
+    assert got.loss_report()["training"] == expected.loss_report()["training"]
