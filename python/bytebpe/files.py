@@ -209,7 +209,7 @@ class ParquetSource:
                 parquet = pq.ParquetFile(self.path)
             else:
                 # Parquet needs random access: decompress to a temporary file first.
-                spool = tempfile.TemporaryFile()
+                spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed when read, in _read)
                 with pa.input_stream(self.path, compression=self.compression) as f:
                     shutil.copyfileobj(f, spool, 1 << 20)
                 spool.seek(0)
