@@ -68,6 +68,11 @@ def test_train_from_stdin_keeps_invalid_bytes(tmp_path):
         (["train", "--sample", "x.txt"], "not both"),
         (["train", "/no/such/file.txt"], "No such file"),
         (["train", "/no/such/dir/*.txt"], "no file matches"),
+        (["train", "x.txt", "--separator", "/"], "--separator goes with --documents separator"),
+        (["train", "x.txt", "--documents", "separator"], "--separator goes with"),
+        (["train", "-", "x.txt", "--documents", "separator", "--separator", "/"], "give it alone"),
+        (["train", "/no/such/file.txt", "--documents", "separator", "--separator", "/"],
+         "no such file"),
     ],
 )
 def test_bad_invocations(args, message, capsys):
@@ -99,3 +104,15 @@ def test_train_from_a_pipe_equals_training_on_the_file(tmp_path, documents):
     got = Tokenizer.load(out)
     assert got.merges() == expected.merges()
     assert got.loss_report()["training"] == expected.loss_report()["training"]
+
+
+def test_train_on_files_split_at_a_separator(tmp_path, capsys):
+    (tmp_path / "a.txt").write_text("first doc\nstill first<DOC>second doc<DOC>" * 30)
+    out = tmp_path / "tok.json"
+    code = main(["train", str(tmp_path / "a.txt"), "--documents", "separator",
+                 "--separator", "<DOC>", "--vocab-size", "265", "-o", str(out), "--no-progress"])
+    assert code == 0
+    assert "60 documents" in capsys.readouterr().out
+    expected = Tokenizer.train_from_iterator(
+        ["first doc\nstill first", "second doc"] * 30, 265, progress=False)
+    assert Tokenizer.load(out).merges() == expected.merges()

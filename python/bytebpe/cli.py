@@ -68,7 +68,7 @@ def _add_input_options(p: argparse.ArgumentParser) -> None:
                    help="plain text: one document per line (default), per file, or between "
                    "occurrences of --separator")
     p.add_argument("--separator", default=None,
-                   help='the text between documents, with --documents separator (e.g. "\n\n")')
+                   help=r'the text between documents, with --documents separator (e.g. "\n\n")')
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--no-progress", action="store_true")
 
@@ -76,10 +76,12 @@ def _add_input_options(p: argparse.ArgumentParser) -> None:
 def _train(args: argparse.Namespace) -> int:
     if args.sample == bool(args.inputs):
         raise ValueError("give input files (or - for standard input), or --sample, not both")
-    if args.inputs == ["-"]:
-        return _train_from_stdin(args)
-    if args.separator is not None or args.documents == "separator":
-        raise ValueError("--documents separator reads standard input (-) only for now")
+    if (args.separator is not None) != (args.documents == "separator"):
+        raise ValueError("--separator goes with --documents separator (and needs it)")
+    if args.sample and args.separator is not None:
+        raise ValueError("--sample is split into documents already: leave out --separator")
+    if args.inputs == ["-"] or args.documents == "separator":
+        return _train_streaming(args)
     if args.sample:
         from bytebpe.sample import sample_documents
 
@@ -124,20 +126,20 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _train_from_stdin(args: argparse.Namespace) -> int:
-    """Standard input is read as a stream, in chunks: never held in memory whole. Held-out
-    text comes only from --heldout (a stream cannot be read twice)."""
+def _train_streaming(args: argparse.Namespace) -> int:
+    """Standard input (or files split at a separator) read in chunks, never held in
+    memory whole. Held-out text comes only from --heldout (a stream cannot be read twice,
+    and documents are not kept)."""
+    if "-" in args.inputs and args.inputs != ["-"]:
+        raise ValueError("standard input (-) is read as a stream: give it alone")
     # Escapes such as \n are read as in Python; other characters stay as typed.
     separator = None
     if args.separator is not None:
         separator = args.separator.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    started = time.perf_counter()
-    tok = Tokenizer.train_from_stream(
-        sys.stdin.buffer,
-        args.vocab_size,
+    options = dict(
         documents=args.documents,
         separator=separator,
-        name="<stdin>",
+        text_column=args.text_column,
         pattern=args.pattern,
         special_tokens=args.special_tokens,
         min_frequency=args.min_frequency,
@@ -145,11 +147,20 @@ def _train_from_stdin(args: argparse.Namespace) -> int:
         store=args.store,
         progress=not args.no_progress,
     )
+    started = time.perf_counter()
+    if args.inputs == ["-"]:
+        source = "standard input"
+        tok = Tokenizer.train_from_stream(
+            sys.stdin.buffer, args.vocab_size, name="<stdin>", **options  # type: ignore[arg-type]
+        )
+    else:
+        source = ", ".join(args.inputs)
+        tok = Tokenizer.train_from_files(args.inputs, args.vocab_size, **options)  # type: ignore[arg-type]
     seconds = time.perf_counter() - started
     tok.save(args.output)
     training = tok.loss_report()["training"]
     n_bytes = training["bytes"]
-    print(f"trained on standard input: {training['documents']:,} documents, "
+    print(f"trained on {source}: {training['documents']:,} documents, "
           f"{n_bytes / 1e6:,.1f} MB")
     print(f"vocabulary size: {tok.vocab_size:,} (asked for {args.vocab_size:,})")
     print(f"time: {seconds:.2f} s ({n_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s)")
@@ -183,6 +194,8 @@ def _add_encode(commands: argparse._SubParsersAction) -> None:
 def _encode(args: argparse.Namespace) -> int:
     from bytebpe.encode_file import encode_to_file, itemsize_for
 
+    if args.documents == "separator" or args.separator is not None:
+        raise ValueError("encode splits documents by line or by file (--documents lines|files)")
     tok = Tokenizer.load(args.tokenizer)
     started = time.perf_counter()
     docs = read_files(args.inputs, documents=args.documents, text_column=args.text_column)

@@ -21,7 +21,7 @@ use crate::train::WordCounter;
 /// ends with a fold of its partial maps into the word table, so batches much smaller
 /// than this cost time (with 4 MiB, train_from_files used more CPU than the Python
 /// reader's 16 MiB batches on 100 MB of code).
-pub const BATCH_BYTES: usize = 16 << 20;
+pub const BATCH_BYTES: usize = 8 << 20;
 
 /// Counts documents from `reader` until about `max_bytes` were counted or the input is
 /// exhausted (then returns true). Reading and decompressing run on their own thread,
@@ -32,7 +32,8 @@ pub fn count_from(
     max_bytes: usize,
     threads: Option<usize>,
 ) -> Result<bool> {
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(Batch, Option<Error>)>(1);
+    // A rendezvous channel: one batch read ahead (waiting to be sent), one counted.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(Batch, Option<Error>)>(0);
     std::thread::scope(|scope| {
         let reading = scope.spawn(move || {
             let mut read = 0;
