@@ -301,6 +301,26 @@ def test_streaming_dataset_is_consumed_without_materializing(tmp_path, monkeypat
     assert len(seen) > 1 and max(seen) <= 50
     same(got, train_list(order))
 
+    # Lazily: when the first batch is counted, the dataset has produced little more.
+    produced = []
+    at_first_batch = []
+
+    def rows():
+        for i, d in enumerate(docs):
+            produced.append(i)
+            yield {"text": d}
+
+    def first_watch(docs_iter, size):
+        for batch in real(docs_iter, size):
+            at_first_batch.append(len(produced))
+            yield batch
+
+    monkeypatch.setattr(documents, "batches", first_watch)
+    lazy = datasets.IterableDataset.from_generator(rows)
+    got = Tokenizer.train_from_iterator(lazy, VOCAB, buffer_size=50, progress=False)
+    assert at_first_batch[0] < len(docs) // 2, at_first_batch
+    same(got, train_list(docs))
+
 
 # ==================== Errors
 
