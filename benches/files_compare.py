@@ -4,6 +4,11 @@ file: wall time and peak RSS, each run in a fresh process.
     python benches/files_compare.py --corpus ../shared/corpora/code.jsonl.gz \
         --vocab-sizes 512,32768 --repeats 3
 
+With `--whole-file TEXT_FILE`, also trains on that file as one document
+(`documents="files"`) under cl100k (cut at safe points: memory stays bounded) and under
+an equivalent custom regex (no safe cut known: the document is held whole), to show the
+memory bound.
+
 `files`: the Rust side gunzips, splits and JSON-decodes the file in chunks, counting as
 it reads. `iterator`: `bytebpe.read_files` (Python gzip + json, a generator, nothing
 materialized) feeds train_from_iterator. Both runs must give the same merges (checked).
@@ -29,6 +34,13 @@ def child(mode: str, corpus: str, vocab_size: int) -> None:
     started = time.perf_counter()
     if mode == "files":
         tok = Tokenizer.train_from_files(corpus, vocab_size, progress=False)
+    elif mode.startswith("whole"):
+        # cl100k's regex without possessives: a custom pattern to bytebpe (fancy-regex).
+        custom = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+"""
+                  r"""[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+        pattern = "cl100k" if mode == "whole-cl100k" else custom
+        tok = Tokenizer.train_from_files(corpus, vocab_size, documents="files",
+                                         pattern=pattern, progress=False)
     else:
         tok = Tokenizer.train_from_iterator(read_files(corpus), vocab_size, progress=False)
     wall = time.perf_counter() - started
@@ -47,6 +59,7 @@ def main() -> None:
                                                     "shared", "corpora", "code.jsonl.gz"))
     p.add_argument("--vocab-sizes", default="512,32768")
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--whole-file", default=None, help="a plain text file, read as one document")
     p.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
@@ -55,22 +68,25 @@ def main() -> None:
     print(f"corpus {args.corpus}, {os.cpu_count()} cores, load {os.getloadavg()}")
     print("| mode | vocab | MB | wall s (median) | min–max | CPU s | peak RSS MB | MB/s | merges |")
     print("|---|--:|--:|--:|--:|--:|--:|--:|---|")
-    for vocab in map(int, args.vocab_sizes.split(",")):
-        for mode in ("files", "iterator"):
-            runs = []
-            for _ in range(args.repeats):
-                out = subprocess.run(
-                    [sys.executable, __file__, "--child", mode, args.corpus, str(vocab)],
-                    capture_output=True, text=True, check=True,
-                ).stdout
-                runs.append(json.loads(out.splitlines()[-1]))
-            wall = statistics.median(r["wall_s"] for r in runs)
-            walls = [r["wall_s"] for r in runs]
-            mb = runs[0]["mb"]
-            print(f"| {mode} | {vocab:,} | {mb:.0f} | **{wall:.2f}** | {min(walls):.2f}–"
-                  f"{max(walls):.2f} | {statistics.median(r['cpu_s'] for r in runs):.1f} | "
-                  f"**{max(r['peak_rss_mb'] for r in runs):.0f}** | {mb / wall:.1f} | "
-                  f"{','.join(sorted({r['merges'] for r in runs}))} |", flush=True)
+    vocabs = [int(v) for v in args.vocab_sizes.split(",") if v]
+    plan = [(vocab, mode, args.corpus) for vocab in vocabs for mode in ("files", "iterator")]
+    if args.whole_file:
+        plan += [(512, mode, args.whole_file) for mode in ("whole-cl100k", "whole-custom")]
+    for vocab, mode, corpus in plan:
+        runs = []
+        for _ in range(args.repeats):
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", mode, corpus, str(vocab)],
+                capture_output=True, text=True, check=True,
+            ).stdout
+            runs.append(json.loads(out.splitlines()[-1]))
+        wall = statistics.median(r["wall_s"] for r in runs)
+        walls = [r["wall_s"] for r in runs]
+        mb = runs[0]["mb"]
+        print(f"| {mode} | {vocab:,} | {mb:.0f} | **{wall:.2f}** | {min(walls):.2f}–"
+              f"{max(walls):.2f} | {statistics.median(r['cpu_s'] for r in runs):.1f} | "
+              f"**{max(r['peak_rss_mb'] for r in runs):.0f}** | {mb / wall:.1f} | "
+              f"{','.join(sorted({r['merges'] for r in runs}))} |", flush=True)
     print(f"load at end {os.getloadavg()}")
 
 
