@@ -477,3 +477,33 @@ def test_stream_resumes_when_streamed_again(tmp_path):
     got = Tokenizer.train_from_stream(io.BytesIO(broken), VOCAB, store=run, chunk_size=33,
                                       progress=False)
     same(got, train_list(lines_of(broken)))
+
+
+# ==================== read_files shares the reader
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_read_files_gives_the_documents_of_every_format(tmp_path, compression):
+    from bytebpe import read_files
+
+    data = b"\n".join(corpus(40))
+    texts = [d.decode("utf-8", "replace") for d in corpus(41)]
+    txt = write(tmp_path / "a.txt", data, compression)
+    jsonl = write(tmp_path / "b.jsonl",
+                  "".join(json.dumps({"text": t}) + "\n" for t in texts).encode(), compression)
+    raw = tmp_path / "raw.parquet"
+    pq.write_table(pa.table({"text": texts}), raw)
+    parquet = write(tmp_path / "c.parquet", raw.read_bytes(), compression)
+    assert list(read_files([txt, jsonl, parquet])) == lines_of(data) + texts + texts
+    assert list(read_files(txt, documents="files")) == [data]
+
+
+def test_read_files_yields_the_rows_before_a_bad_line(tmp_path):
+    from bytebpe import read_files
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"text": "a"}\n{"text": "b"}\n{oops\n{"text": "c"}\n')
+    docs = iter(read_files(path))
+    assert [next(docs), next(docs)] == ["a", "b"]
+    with pytest.raises(InputError, match=re.escape(f"{path}, line 3: not JSON")):
+        next(docs)

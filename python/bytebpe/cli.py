@@ -44,7 +44,8 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
         help="train a tokenizer and report what it learned",
         description="Train a tokenizer on files, standard input (-) or the bundled sample.",
     )
-    p.add_argument("inputs", nargs="*", help="files or globs (.txt, .jsonl, optionally .gz), or -")
+    p.add_argument("inputs", nargs="*",
+                   help="files or globs (.txt, .jsonl, .parquet, optionally .gz/.zst), or -")
     p.add_argument("--sample", action="store_true", help="train on the bundled sample corpus")
     p.add_argument("-o", "--output", default="tokenizer.json", help="where to write the tokenizer")
     p.add_argument("--vocab-size", type=int, default=8192)
@@ -181,7 +182,8 @@ def _add_encode(commands: argparse._SubParsersAction) -> None:
         description="Encode documents into one flat .bin token file (uint16, or uint32 for "
         "vocabularies above 65,536), as nanoGPT reads with numpy.memmap.",
     )
-    p.add_argument("inputs", nargs="+", help="files or globs (.txt, .jsonl, optionally .gz), or -")
+    p.add_argument("inputs", nargs="+",
+                   help="files or globs (.txt, .jsonl, .parquet, optionally .gz/.zst), or -")
     p.add_argument("-t", "--tokenizer", required=True, help="a tokenizer file from `bytebpe train`")
     p.add_argument("-o", "--output", required=True, help="the .bin file to write")
     p.add_argument("--eot", default=None,

@@ -6,6 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
+use pyo3::types::{PyBytes, PyString};
 
 use super::enter::detached_quiet;
 use super::errors::to_py;
@@ -89,6 +90,44 @@ impl DocumentReader {
     /// Ends a fed reader's input.
     fn finish(&self) {
         self.lock().finish();
+    }
+
+    /// The next documents, whole (for a reader made with `cuts=False`): bytes, or str for
+    /// JSON Lines; an empty list once exhausted. An input error is raised after the
+    /// documents before it were returned (on the next call).
+    fn next_documents<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let (batch, error) = py.detach(|| {
+            let mut reader = self.lock();
+            match reader.take_deferred() {
+                Some(e) => (read::Batch::default(), Some(e)),
+                None => reader.next_batch(read::BATCH_BYTES),
+            }
+        });
+        if batch.spans.iter().any(|s| !s.ends || s.offset != 0) {
+            return Err(PyValueError::new_err(
+                "next_documents needs a reader made with cuts=False",
+            ));
+        }
+        if let Some(e) = error {
+            if batch.spans.is_empty() {
+                return Err(to_py(e));
+            }
+            self.lock().defer(e);
+        }
+        batch
+            .spans
+            .iter()
+            .map(|span| {
+                let data = batch.bytes(span);
+                Ok(match span.is_text {
+                    // JSON text is valid UTF-8 (serde_json checked it).
+                    true => {
+                        PyString::new(py, std::str::from_utf8(data).expect("JSON text")).into_any()
+                    }
+                    false => PyBytes::new(py, data).into_any(),
+                })
+            })
+            .collect()
     }
 
     /// Reads past `n` documents without counting them: (skipped, fingerprint from `seed`).

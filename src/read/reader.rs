@@ -41,6 +41,8 @@ pub struct DocumentReader {
     ended: bool,
     /// The fingerprint of skipped documents (kept across `skip` calls mid-document).
     skipped: Option<Fingerprinter>,
+    /// An error to report after the documents before it were handed out.
+    deferred: Option<Error>,
 }
 
 impl DocumentReader {
@@ -68,6 +70,7 @@ impl DocumentReader {
             offset: 0,
             ended: false,
             skipped: None,
+            deferred: None,
         }
     }
 
@@ -77,7 +80,16 @@ impl DocumentReader {
 
     /// True when everything has been handed out.
     pub fn exhausted(&self) -> bool {
-        self.ended && self.ready.spans.is_empty() && self.carry.is_none()
+        self.ended && self.ready.spans.is_empty() && self.carry.is_none() && self.deferred.is_none()
+    }
+
+    /// Keeps `error` to be reported by the next `take_deferred`.
+    pub fn defer(&mut self, error: Error) {
+        self.deferred = Some(error);
+    }
+
+    pub fn take_deferred(&mut self) -> Option<Error> {
+        self.deferred.take()
     }
 
     /// Bytes buffered for the document being read (a long one without a safe cut).
