@@ -255,6 +255,26 @@ def test_streams_equal_the_concatenated_bytes(tmp_path, documents):
         same(got, expected)
 
 
+def test_socket_stream():
+    import socket
+    import threading
+
+    data = b"\n".join(corpus(12, n=150))
+    left, right = socket.socketpair()
+
+    def send():
+        with left:
+            for i in range(0, len(data), 1000):
+                left.sendall(data[i : i + 1000])
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    with right, right.makefile("rb") as stream:
+        got = Tokenizer.train_from_stream(stream, VOCAB, chunk_size=4096, progress=False)
+    sender.join()
+    same(got, train_list(lines_of(data)))
+
+
 def test_jsonl_stream(tmp_path):
     docs = ["one", "two words", "three more words"] * 20
     data = "".join(json.dumps({"text": d}) + "\n" for d in docs).encode()
@@ -468,6 +488,8 @@ def test_stream_resumes_when_streamed_again(tmp_path):
             if self.tell() > len(data) // 2:
                 raise OSError("connection reset")
             return super().read(n)
+
+        read1 = read
 
     run = RunStore(tmp_path / "run.sqlite")
     with pytest.raises(OSError, match="connection reset"):

@@ -145,13 +145,16 @@ class StreamSource:
         if not callable(getattr(stream, "read", None)):
             raise TypeError(f"expected a readable binary stream, got {type(stream).__name__}")
         self.stream = stream
+        # read1 returns what has arrived (a pipe or socket need not fill a whole chunk
+        # before counting starts); plain read otherwise.
+        self._read = getattr(stream, "read1", stream.read)
         self.reader = reader
         self.name = reader.name
         self.chunk_size = chunk_size
 
     def _feed(self) -> int:
         """Feeds one chunk (or the end); returns its size."""
-        data = self.stream.read(self.chunk_size)
+        data = self._read(self.chunk_size)
         if data is None:  # a non-blocking stream with nothing to read yet
             time.sleep(0.01)
             return 0
