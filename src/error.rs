@@ -20,6 +20,33 @@ pub enum Error {
     UnknownToken { id: u64, position: usize },
     /// A serialized tokenizer is inconsistent.
     Corrupt(String),
+    /// An input file cannot be opened or read.
+    Io { path: String, kind: IoKind, message: String },
+    /// An input file or stream holds something that is not what its format promises
+    /// (a JSON line that is not JSON, a compressed stream cut short); the message names
+    /// the file and the line or offset.
+    BadInput(String),
+}
+
+/// Why a file could not be read, for the matching Python exception.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoKind {
+    NotFound,
+    PermissionDenied,
+    IsADirectory,
+    Other,
+}
+
+impl Error {
+    pub fn io(path: &str, err: &std::io::Error) -> Self {
+        let kind = match err.kind() {
+            std::io::ErrorKind::NotFound => IoKind::NotFound,
+            std::io::ErrorKind::PermissionDenied => IoKind::PermissionDenied,
+            _ if err.raw_os_error() == Some(21) => IoKind::IsADirectory, // EISDIR
+            _ => IoKind::Other,
+        };
+        Error::Io { path: path.to_owned(), kind, message: err.to_string() }
+    }
 }
 
 impl fmt::Display for Error {
@@ -45,6 +72,8 @@ impl fmt::Display for Error {
                 write!(f, "unknown token id {id} at position {position}")
             }
             Error::Corrupt(message) => write!(f, "corrupt tokenizer: {message}"),
+            Error::Io { path, message, .. } => write!(f, "{path}: {message}"),
+            Error::BadInput(message) => f.write_str(message),
         }
     }
 }

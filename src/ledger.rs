@@ -89,6 +89,12 @@ impl Ledger {
 
     /// Counts the invalid UTF-8 in document `doc` (its bytes `data`).
     pub fn tally_invalid(&mut self, data: &[u8], doc: u64) {
+        self.tally_invalid_at(data, doc, 0);
+    }
+
+    /// Counts the invalid UTF-8 in `data`, a part of document `doc` starting at byte
+    /// `base` of it (a document read in chunks), so offsets are the document's own.
+    pub fn tally_invalid_at(&mut self, data: &[u8], doc: u64, base: u64) {
         let mut at = 0;
         while at < data.len() {
             let rest = &data[at..];
@@ -102,7 +108,7 @@ impl Ledger {
                 self.surrogates += 1;
             }
             if self.invalid_examples.iter().filter(|(k, _, _)| *k == kind).count() < EXAMPLES {
-                self.invalid_examples.push((kind, doc, bad_start as u64));
+                self.invalid_examples.push((kind, doc, base + bad_start as u64));
             }
             at = bad_start + len;
         }

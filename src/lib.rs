@@ -9,6 +9,7 @@ pub mod error;
 pub mod ledger;
 pub mod parallel;
 pub mod pretokenize;
+pub mod read;
 pub mod special;
 pub mod tokenizer;
 pub mod train;

@@ -68,6 +68,11 @@ def test_train_from_stdin_keeps_invalid_bytes(tmp_path):
         (["train", "--sample", "x.txt"], "not both"),
         (["train", "/no/such/file.txt"], "No such file"),
         (["train", "/no/such/dir/*.txt"], "no file matches"),
+        (["train", "x.txt", "--separator", "/"], "--separator goes with --documents separator"),
+        (["train", "x.txt", "--documents", "separator"], "--separator goes with"),
+        (["train", "-", "x.txt", "--documents", "separator", "--separator", "/"], "give it alone"),
+        (["train", "/no/such/file.txt", "--documents", "separator", "--separator", "/"],
+         "no such file"),
     ],
 )
 def test_bad_invocations(args, message, capsys):
@@ -80,3 +85,34 @@ def test_bad_jsonl_names_file_and_line(tmp_path, capsys):
     path.write_text('{"text": "ok"}\n{not json\n')
     assert main(["train", str(path), "--no-progress", "-o", str(tmp_path / "t.json")]) == 1
     assert f"{path}, line 2: not JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("documents", [[], ["--documents", "separator", "--separator", r"\n\n"]])
+def test_train_from_a_pipe_equals_training_on_the_file(tmp_path, documents):
+    data = b"".join(b"para %d: caf\xc3\xa9 \xff text\nmore\n\n" % (i % 13) for i in range(300))
+    (tmp_path / "all.txt").write_bytes(data)
+    out = tmp_path / "tok.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bytebpe.cli", "train", "-", "--vocab-size", "270",
+         "-o", str(out), "--no-progress", *documents],
+        input=data, capture_output=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert b"trained on standard input: " in proc.stdout
+    kw = {"documents": "separator", "separator": "\n\n"} if documents else {}
+    expected = Tokenizer.train_from_files(tmp_path / "all.txt", 270, progress=False, **kw)
+    got = Tokenizer.load(out)
+    assert got.merges() == expected.merges()
+    assert got.loss_report()["training"] == expected.loss_report()["training"]
+
+
+def test_train_on_files_split_at_a_separator(tmp_path, capsys):
+    (tmp_path / "a.txt").write_text("first doc\nstill first<DOC>second doc<DOC>" * 30)
+    out = tmp_path / "tok.json"
+    code = main(["train", str(tmp_path / "a.txt"), "--documents", "separator",
+                 "--separator", "<DOC>", "--vocab-size", "265", "-o", str(out), "--no-progress"])
+    assert code == 0
+    assert "60 documents" in capsys.readouterr().out
+    expected = Tokenizer.train_from_iterator(
+        ["first doc\nstill first", "second doc"] * 30, 265, progress=False)
+    assert Tokenizer.load(out).merges() == expected.merges()

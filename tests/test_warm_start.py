@@ -276,3 +276,19 @@ def test_special_ids_above_the_vocabulary_with_gaps_stay_put() -> None:
     assert extended.to_tiktoken().encode(text, allowed_special="all") == extended.encode(
         text, allowed_special="all"
     )
+
+
+def test_files_and_streams_extend_a_base_too(tmp_path) -> None:
+    docs = corpus("code")
+    base = train(docs[:50], 500, special_tokens=[SPECIAL])
+    path = tmp_path / "docs.txt"
+    path.write_text("".join(d if d.endswith("\n") else d + "\n" for d in docs[50:]))
+    lines = path.read_text().splitlines(keepends=True)
+    expected = train(lines, 700, base=base, seed_merges="code").merges()
+    from_files = Tokenizer.train_from_files(path, 700, base=base, seed_merges="code",
+                                           progress=False)
+    assert from_files.merges() == expected
+    with open(path, "rb") as f:
+        from_stream = Tokenizer.train_from_stream(f, 700, base=base, seed_merges="code",
+                                                  progress=False)
+    assert from_stream.merges() == expected

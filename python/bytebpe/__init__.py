@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bytebpe._bytebpe import (
     CorruptTokenizerError,
+    InputError,
     PatternError,
     UnknownTokenError,
     __version__,
@@ -24,6 +25,7 @@ from bytebpe.tokenizer import Merge, StreamingDecoder, Tokenizer, TrainingWarnin
 __all__ = [
     "SEED_PRESETS",
     "CorruptTokenizerError",
+    "InputError",
     "Merge",
     "PatternError",
     "Phase",

@@ -46,7 +46,8 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
         help="train a tokenizer and report what it learned",
         description="Train a tokenizer on files, standard input (-) or the bundled sample.",
     )
-    p.add_argument("inputs", nargs="*", help="files or globs (.txt, .jsonl, optionally .gz), or -")
+    p.add_argument("inputs", nargs="*",
+                   help="files or globs (.txt, .jsonl, .parquet, optionally .gz/.zst), or -")
     p.add_argument("--sample", action="store_true", help="train on the bundled sample corpus")
     p.add_argument("-o", "--output", default="tokenizer.json", help="where to write the tokenizer")
     p.add_argument("--vocab-size", type=int, default=8192)
@@ -72,8 +73,11 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
 def _add_input_options(p: argparse.ArgumentParser) -> None:
     """How `train` and `encode` read documents, and how they run."""
     p.add_argument("--text-column", default="text", help="the text field of .jsonl rows")
-    p.add_argument("--documents", choices=("lines", "files"), default="lines",
-                   help="plain text: one document per line (default) or per file")
+    p.add_argument("--documents", choices=("lines", "files", "separator"), default="lines",
+                   help="plain text: one document per line (default), per file, or between "
+                   "occurrences of --separator")
+    p.add_argument("--separator", default=None,
+                   help=r'the text between documents, with --documents separator (e.g. "\n\n")')
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--no-progress", action="store_true")
 
@@ -81,6 +85,12 @@ def _add_input_options(p: argparse.ArgumentParser) -> None:
 def _train(args: argparse.Namespace) -> int:
     if args.sample == bool(args.inputs):
         raise ValueError("give input files (or - for standard input), or --sample, not both")
+    if (args.separator is not None) != (args.documents == "separator"):
+        raise ValueError("--separator goes with --documents separator (and needs it)")
+    if args.sample and args.separator is not None:
+        raise ValueError("--sample is split into documents already: leave out --separator")
+    if args.inputs == ["-"] or args.documents == "separator":
+        return _train_streaming(args)
     if args.sample:
         from bytebpe.sample import sample_documents
 
@@ -143,6 +153,56 @@ def load_base(path: str, pattern: str | None) -> Tokenizer:
     return Tokenizer.load(path)
 
 
+def _train_streaming(args: argparse.Namespace) -> int:
+    """Standard input (or files split at a separator) read in chunks, never held in
+    memory whole. Held-out text comes only from --heldout (a stream cannot be read twice,
+    and documents are not kept)."""
+    if "-" in args.inputs and args.inputs != ["-"]:
+        raise ValueError("standard input (-) is read as a stream: give it alone")
+    # Escapes such as \n are read as in Python; other characters stay as typed.
+    separator = None
+    if args.separator is not None:
+        separator = args.separator.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    options = dict(
+        documents=args.documents,
+        separator=separator,
+        text_column=args.text_column,
+        pattern=args.pattern,
+        special_tokens=args.special_tokens,
+        min_frequency=args.min_frequency,
+        num_threads=args.threads,
+        store=args.store,
+        base=load_base(args.base, args.pattern) if args.base else None,
+        seed_merges=args.seed_merges,
+        progress=not args.no_progress,
+    )
+    started = time.perf_counter()
+    if args.inputs == ["-"]:
+        source = "standard input"
+        tok = Tokenizer.train_from_stream(
+            sys.stdin.buffer, args.vocab_size, name="<stdin>", **options  # type: ignore[arg-type]
+        )
+    else:
+        source = ", ".join(args.inputs)
+        tok = Tokenizer.train_from_files(args.inputs, args.vocab_size, **options)  # type: ignore[arg-type]
+    seconds = time.perf_counter() - started
+    tok.save(args.output)
+    training = tok.loss_report()["training"]
+    n_bytes = training["bytes"]
+    print(f"trained on {source}: {training['documents']:,} documents, "
+          f"{n_bytes / 1e6:,.1f} MB")
+    print(f"vocabulary size: {tok.vocab_size:,} (asked for {args.vocab_size:,})")
+    print(f"time: {seconds:.2f} s ({n_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s)")
+    heldout: list[str | bytes] = []
+    if args.heldout:
+        mode = "lines" if args.documents == "separator" else args.documents
+        heldout = list(read_files(args.heldout, documents=mode, text_column=args.text_column))
+    _report_compression(tok, heldout)
+    _show_learned(tok, args.show, heldout)
+    print(f"wrote {args.output}")
+    return 0
+
+
 def _add_encode(commands: argparse._SubParsersAction) -> None:
     p = commands.add_parser(
         "encode",
@@ -150,7 +210,8 @@ def _add_encode(commands: argparse._SubParsersAction) -> None:
         description="Encode documents into one flat .bin token file (uint16, or uint32 for "
         "vocabularies above 65,536), as nanoGPT reads with numpy.memmap.",
     )
-    p.add_argument("inputs", nargs="+", help="files or globs (.txt, .jsonl, optionally .gz), or -")
+    p.add_argument("inputs", nargs="+",
+                   help="files or globs (.txt, .jsonl, .parquet, optionally .gz/.zst), or -")
     p.add_argument("-t", "--tokenizer", required=True, help="a tokenizer file from `bytebpe train`")
     p.add_argument("-o", "--output", required=True, help="the .bin file to write")
     p.add_argument("--eot", default=None,
@@ -163,6 +224,8 @@ def _add_encode(commands: argparse._SubParsersAction) -> None:
 def _encode(args: argparse.Namespace) -> int:
     from bytebpe.encode_file import encode_to_file, itemsize_for
 
+    if args.documents == "separator" or args.separator is not None:
+        raise ValueError("encode splits documents by line or by file (--documents lines|files)")
     tok = Tokenizer.load(args.tokenizer)
     started = time.perf_counter()
     docs = read_files(args.inputs, documents=args.documents, text_column=args.text_column)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import glob
-import gzip
 import io
 import json
 import os
@@ -20,9 +19,13 @@ def read_files(
 ) -> FileDocuments:
     """The documents of files, globs, or "-" (standard input), in order.
 
-    `.jsonl`/`.ndjson` files give the `text_column` field of each row; other files give
-    one document per line (line ending kept) or, with `documents="files"`, one per file,
-    as bytes, so invalid UTF-8 reaches the tokenizer intact. `.gz` files are decompressed.
+    `.jsonl`/`.ndjson` files give the `text_column` field of each row, `.parquet` files
+    the `text_column` column; other files give one document per line (line ending kept)
+    or, with `documents="files"`, one per file, as bytes, so invalid UTF-8 reaches the
+    tokenizer intact. `.gz` and `.zst`/`.zstd` files are decompressed. Files are read by
+    the same Rust reader as `Tokenizer.train_from_files`, so errors name the file and line
+    alike (to train on files, `Tokenizer.train_from_files` is faster: documents never
+    become Python objects).
     The result can be iterated again (the files are reopened), so a training run over
     files resumes its counting after a crash; standard input can be read only once.
     """
@@ -56,10 +59,25 @@ class FileDocuments:
             if not matches:
                 raise FileNotFoundError(f"no file matches {spec!r}")
             for path in matches:
-                opener = gzip.open if path.endswith(".gz") else open
-                jsonl = path.removesuffix(".gz").endswith((".jsonl", ".ndjson"))
-                with opener(path, "rb") as f:
-                    yield from _read_stream(f, self.documents, path, self.text_column, jsonl)
+                yield from _read_file(path, self.documents, self.text_column)
+
+
+def _read_file(path: str, documents: str, text_column: str) -> Iterator[str | bytes]:
+    from bytebpe import _bytebpe, files
+
+    kind, compression = files.file_format(path)
+    if kind == "parquet":
+        source = files.ParquetSource(path, compression, text_column)
+        while (batch := source._next()) is not None:
+            yield from batch
+        return
+    jsonl = kind == "jsonl"
+    reader = _bytebpe.DocumentReader(
+        path, path, "lines" if jsonl else documents, None, text_column if jsonl else None,
+        False, files.DEFAULT_CHUNK_SIZE,
+    )
+    while not reader.exhausted:
+        yield from reader.next_documents()
 
 
 def _read_stream(

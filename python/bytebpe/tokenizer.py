@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Literal, NamedTuple
+from typing import Any, BinaryIO, Literal, NamedTuple
 
-from bytebpe import _bytebpe, documents, file_format, store, training
+from bytebpe import _bytebpe, documents, file_format, files, store, training
 from bytebpe import phases as phases_module
 from bytebpe._bytebpe import UnknownTokenError
 from bytebpe.ledger import DecodeLedger
@@ -115,6 +115,119 @@ class Tokenizer:
             surrogatepass=surrogates == "surrogatepass", skip_bad_items=on_bad_item == "skip",
             restart_counting=restart_counting,
         )
+        return cls(core, ledger)
+
+    @classmethod
+    def train_from_files(
+        cls,
+        paths_or_globs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        vocab_size: int,
+        *,
+        documents: Literal["lines", "files", "separator"] = "lines",
+        separator: str | bytes | None = None,
+        text_column: str = "text",
+        pattern: str | None = None,
+        special_tokens: Sequence[str] = (),
+        min_frequency: int = 2,
+        num_threads: int | None = None,
+        max_token_length: int | None = None,
+        store: str | os.PathLike[str] | RunStore | None = None,
+        restart_counting: bool = False,
+        base: Tokenizer | None = None,
+        seed_merges: str | Sequence[str | bytes] | None = None,
+        chunk_size: int = files.DEFAULT_CHUNK_SIZE,
+        progress: bool = True,
+    ) -> Tokenizer:
+        """Trains on files, read in chunks with bounded memory.
+
+        Each path may be a glob (matches in sorted order). By extension: `.jsonl` /
+        `.ndjson` give the `text_column` field of each line, `.parquet` the `text_column`
+        column of each row, anything else is plain text (any bytes; invalid UTF-8 is kept
+        and counted in the loss ledger). Any of them may be compressed: `.gz` or
+        `.zst`/`.zstd`. Plain text is split into documents by `documents`: "lines" (one
+        per line, the line ending kept), "files" (one per file) or "separator" (the text
+        between occurrences of `separator`, which is not part of the documents; an empty
+        last document is dropped).
+
+        The result is exactly that of `train_from_iterator` on the same documents:
+        `chunk_size` (bytes read at a time, and the size past which a long document is
+        cut at a safe point; see docs/design.md) never changes it. Under a custom regex
+        `pattern`, or with a special token containing a newline, a long document is held
+        whole in memory instead of being cut.
+
+        A missing or unreadable file, a JSON line that is not an object with a string
+        `text_column`, a Parquet file without the column, or a compressed file cut short
+        raises an error naming the file (and the line or offset). With `store`, what was
+        counted before the error is kept: fix the file and call again to resume.
+        Other options are those of `train_from_iterator`.
+        """
+        s = training.settings(
+            vocab_size, pattern=pattern, special_tokens=special_tokens,
+            min_frequency=min_frequency, num_threads=num_threads,
+            max_token_length=max_token_length, progress=progress, store_arg=store,
+            base=base, seed_merges=seed_merges,
+        )
+        sep = files.check_documents(documents, separator)
+        training.check_int("chunk_size", chunk_size, minimum=1)
+        paths = files.expand_paths(paths_or_globs)
+        cuts = _bytebpe.WordCounter(s.pattern, s.special_tokens).cuts_allowed
+        sources = files.file_sources(
+            paths, documents=documents, separator=sep, text_column=text_column,
+            chunk_size=chunk_size, cuts=cuts, num_threads=num_threads,
+        )
+        core, ledger = files.train_sources(sources, s, restart_counting=restart_counting)
+        return cls(core, ledger)
+
+    @classmethod
+    def train_from_stream(
+        cls,
+        stream: BinaryIO,
+        vocab_size: int,
+        *,
+        documents: Literal["lines", "files", "separator"] = "lines",
+        separator: str | bytes | None = None,
+        format: Literal["text", "jsonl"] = "text",
+        text_column: str = "text",
+        pattern: str | None = None,
+        special_tokens: Sequence[str] = (),
+        min_frequency: int = 2,
+        num_threads: int | None = None,
+        max_token_length: int | None = None,
+        store: str | os.PathLike[str] | RunStore | None = None,
+        restart_counting: bool = False,
+        base: Tokenizer | None = None,
+        seed_merges: str | Sequence[str | bytes] | None = None,
+        chunk_size: int = files.DEFAULT_CHUNK_SIZE,
+        name: str = "<stream>",
+        progress: bool = True,
+    ) -> Tokenizer:
+        """Trains on a readable binary stream (a pipe, `sys.stdin.buffer`,
+        `socket.makefile("rb")`, an open file), read with `.read(chunk_size)` until it
+        ends.
+
+        The result equals `train_from_files` on a file holding the same bytes, with the
+        same `documents`/`separator` (or, with `format="jsonl"`, one JSON object per
+        line with a `text_column` string). `name` names the stream in errors. With
+        `store`, an interrupted count resumes when the same bytes are streamed again
+        (the counted documents are read past and checked).
+        """
+        s = training.settings(
+            vocab_size, pattern=pattern, special_tokens=special_tokens,
+            min_frequency=min_frequency, num_threads=num_threads,
+            max_token_length=max_token_length, progress=progress, store_arg=store,
+            base=base, seed_merges=seed_merges,
+        )
+        sep = files.check_documents(documents, separator)
+        training.check_choice("format", format, ("text", "jsonl"))
+        training.check_int("chunk_size", chunk_size, minimum=1)
+        jsonl = format == "jsonl"
+        cuts = _bytebpe.WordCounter(s.pattern, s.special_tokens).cuts_allowed
+        reader = _bytebpe.DocumentReader(
+            None, name, "lines" if jsonl else documents, None if jsonl else sep,
+            text_column if jsonl else None, cuts, chunk_size, num_threads,
+        )
+        source = files.StreamSource(stream, reader, chunk_size)
+        core, ledger = files.train_sources([source], s, restart_counting=restart_counting)
         return cls(core, ledger)
 
     @classmethod

@@ -134,6 +134,11 @@ impl Pattern {
         &self.source
     }
 
+    /// True for the built-in patterns (split by hand, with safe cuts for long documents).
+    pub fn is_builtin(&self) -> bool {
+        self.builtin.is_some()
+    }
+
     /// The compiled fancy-regex.
     fn regex(&self) -> &fancy_regex::Regex {
         match (self.builtin, &self.regex) {

@@ -1,10 +1,13 @@
 //! Core errors as Python exceptions: one class per kind, with builtin bases users expect.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyOverflowError, PyValueError};
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyIsADirectoryError, PyKeyboardInterrupt, PyOSError, PyOverflowError,
+    PyPermissionError, PyValueError,
+};
 use pyo3::prelude::*;
 
-use crate::error::Error;
+use crate::error::{Error, IoKind};
 
 create_exception!(
     _bytebpe,
@@ -17,6 +20,12 @@ create_exception!(
     CorruptTokenizerError,
     PyValueError,
     "A tokenizer file or state is inconsistent."
+);
+create_exception!(
+    _bytebpe,
+    InputError,
+    PyValueError,
+    "An input file or stream is not what its format promises (bad JSON, cut short)."
 );
 create_exception!(
     _bytebpe,
@@ -34,6 +43,13 @@ pub fn to_py(err: Error) -> PyErr {
         Error::CountOverflow { .. } => PyOverflowError::new_err(message),
         Error::Interrupted => PyKeyboardInterrupt::new_err(message),
         Error::InvalidConfig(_) => PyValueError::new_err(message),
+        Error::BadInput(_) => InputError::new_err(message),
+        Error::Io { kind, .. } => match kind {
+            IoKind::NotFound => PyFileNotFoundError::new_err(message),
+            IoKind::PermissionDenied => PyPermissionError::new_err(message),
+            IoKind::IsADirectory => PyIsADirectoryError::new_err(message),
+            IoKind::Other => PyOSError::new_err(message),
+        },
     }
 }
 
@@ -42,5 +58,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PatternError", py.get_type::<PatternError>())?;
     m.add("CorruptTokenizerError", py.get_type::<CorruptTokenizerError>())?;
     m.add("UnknownTokenError", py.get_type::<UnknownTokenError>())?;
+    m.add("InputError", py.get_type::<InputError>())?;
     Ok(())
 }

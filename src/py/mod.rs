@@ -5,6 +5,7 @@ mod enter;
 mod errors;
 mod ledger;
 mod pretokenize;
+mod reader;
 mod tokenizer;
 mod trainer;
 mod utf8;
@@ -16,6 +17,7 @@ fn _bytebpe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<tokenizer::CoreTokenizer>()?;
     m.add_class::<trainer::WordCounter>()?;
+    m.add_class::<reader::DocumentReader>()?;
     m.add_function(wrap_pyfunction!(resolve_pattern, m)?)?;
     m.add_function(wrap_pyfunction!(utf8::count_invalid_utf8, m)?)?;
     m.add_function(wrap_pyfunction!(utf8::incomplete_utf8_tail, m)?)?;

@@ -8,6 +8,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use super::enter::{detached, detached_quiet};
 use super::errors::to_py;
 use super::ledger;
+use super::reader::DocumentReader;
 use super::tokenizer::{merge_record, merge_tuple, CoreTokenizer, MergeTuple};
 use crate::ledger::Ledger;
 use crate::pretokenize::Pattern;
@@ -92,6 +93,36 @@ impl WordCounter {
             let docs: Vec<Document<'_>> = held.iter().map(HeldDocument::document).collect();
             counter.add_documents(&docs, first_index, threads)
         })
+    }
+
+    /// Counts documents from `reader` until about `max_bytes` more were counted; returns
+    /// True when the reader is exhausted. On an input error, the documents before it are
+    /// counted, then the error is raised.
+    fn count_from(
+        &mut self,
+        py: Python<'_>,
+        reader: &Bound<'_, DocumentReader>,
+        max_bytes: usize,
+    ) -> PyResult<bool> {
+        let threads = self.threads;
+        let counter = self.counter()?;
+        let reader = reader.get();
+        detached_quiet(py, move || {
+            crate::read::count_from(counter, &mut reader.lock(), max_bytes, threads)
+        })
+    }
+
+    /// True while a document read in chunks is partly counted (no checkpoint then).
+    #[getter]
+    fn in_document(&self) -> bool {
+        self.inner.as_ref().is_some_and(|c| c.in_document())
+    }
+
+    /// Whether long documents may be cut at safe points under this counter's pattern and
+    /// special tokens (else each is buffered whole).
+    #[getter]
+    fn cuts_allowed(&self) -> bool {
+        self.inner.as_ref().is_some_and(|c| c.cuts_allowed())
     }
 
     /// Adds pre-counted words (not pre-tokenized).

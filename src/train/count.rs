@@ -36,28 +36,91 @@ pub struct WordCounter {
     shards: Vec<WordCounts>,
     ledger: Ledger,
     /// A fingerprint of the documents counted, in order (see [`fingerprint`]).
-    fingerprint: u64,
+    fingerprint: Fingerprinter,
 }
 
 /// The fingerprint of no documents.
 pub const EMPTY_FINGERPRINT: u64 = 0xcbf2_9ce4_8422_2325;
 
+/// Bytes of each end of a document that go into the fingerprint.
+const FINGERPRINT_ENDS: usize = 32;
+
 /// Extends `seed` with documents, in order: their length and first and last 32 bytes.
 /// Cheap, and enough to tell a resumed run that it was given other input.
 pub fn fingerprint(seed: u64, docs: &[Document<'_>]) -> u64 {
     let mut h = seed;
-    let mut eat = |bytes: &[u8]| {
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    };
     for doc in docs {
         let d = doc.data;
-        eat(&(d.len() as u64).to_le_bytes());
-        eat(&d[..d.len().min(32)]);
-        eat(&d[d.len().saturating_sub(32)..]);
+        h = eat(h, &(d.len() as u64).to_le_bytes());
+        h = eat(h, &d[..d.len().min(FINGERPRINT_ENDS)]);
+        h = eat(h, &d[d.len().saturating_sub(FINGERPRINT_ENDS)..]);
     }
     h
+}
+
+fn eat(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// [`fingerprint`] fed segment by segment, for documents read in chunks: equal to the
+/// fingerprint of the whole documents however they were cut.
+#[derive(Debug, Clone)]
+pub struct Fingerprinter {
+    /// The fingerprint of the documents finished so far.
+    pub hash: u64,
+    /// The document being read: its length so far and its first and last bytes.
+    open: Option<(u64, Vec<u8>, Vec<u8>)>,
+}
+
+impl Fingerprinter {
+    pub fn new(seed: u64) -> Self {
+        Self { hash: seed, open: None }
+    }
+
+    /// True between the first and the last segment of a document.
+    pub fn in_document(&self) -> bool {
+        self.open.is_some()
+    }
+
+    pub fn add(&mut self, segment: &Segment<'_>) {
+        let data = segment.data;
+        if segment.ends && self.open.is_none() {
+            self.hash = fingerprint(self.hash, &[Document { data, is_text: false }]);
+            return;
+        }
+        let (len, head, tail) = self.open.get_or_insert_with(Default::default);
+        *len += data.len() as u64;
+        let room = FINGERPRINT_ENDS - head.len();
+        head.extend_from_slice(&data[..data.len().min(room)]);
+        tail.extend_from_slice(&data[data.len().saturating_sub(FINGERPRINT_ENDS)..]);
+        tail.drain(..tail.len().saturating_sub(FINGERPRINT_ENDS));
+        if segment.ends {
+            let (len, head, tail) = self.open.take().expect("set above");
+            self.hash = eat(eat(eat(self.hash, &len.to_le_bytes()), &head), &tail);
+        }
+    }
+}
+
+/// A part of a document: all of it, or one of the chunks a long document was read in
+/// (cut only where splitting the parts gives the pieces of the whole, see `crate::read`).
+#[derive(Debug, Clone, Copy)]
+pub struct Segment<'a> {
+    pub data: &'a [u8],
+    /// Valid UTF-8 promised (see [`Document`]).
+    pub is_text: bool,
+    /// Where `data` starts in its document (offsets in the ledger are the document's).
+    pub offset: u64,
+    /// The document ends with this segment.
+    pub ends: bool,
+}
+
+impl<'a> From<&Document<'a>> for Segment<'a> {
+    fn from(doc: &Document<'a>) -> Self {
+        Segment { data: doc.data, is_text: doc.is_text, offset: 0, ends: true }
+    }
 }
 
 impl WordCounter {
@@ -68,7 +131,7 @@ impl WordCounter {
             max_token_length: max_token_length.map(|n| n.max(1)),
             shards: empty_shards(),
             ledger: Ledger::default(),
-            fingerprint: EMPTY_FINGERPRINT,
+            fingerprint: Fingerprinter::new(EMPTY_FINGERPRINT),
         }
     }
 
@@ -77,7 +140,13 @@ impl WordCounter {
     }
 
     pub fn fingerprint(&self) -> u64 {
-        self.fingerprint
+        self.fingerprint.hash
+    }
+
+    /// True while a document read in chunks is partly counted: its words are in the
+    /// table but it is not yet in `documents` (no checkpoint should be taken then).
+    pub fn in_document(&self) -> bool {
+        self.fingerprint.in_document()
     }
 
     /// Serializes the word table (sorted by bytes, so equal tables give equal bytes).
@@ -116,7 +185,7 @@ impl WordCounter {
         }
         self.shards = shards;
         self.ledger = ledger;
-        self.fingerprint = fingerprint;
+        self.fingerprint = Fingerprinter::new(fingerprint);
         Ok(())
     }
 
@@ -126,6 +195,12 @@ impl WordCounter {
 
     pub fn specials(&self) -> &SpecialTokens {
         &self.specials
+    }
+
+    /// Whether long documents may be cut (see `crate::read::cut`).
+    pub fn cuts_allowed(&self) -> bool {
+        let texts: Vec<&str> = self.specials.tokens().iter().map(|(t, _)| t.as_str()).collect();
+        crate::read::cut::cuts_allowed(self.pattern.is_builtin(), &texts)
     }
 
     /// Documents counted so far.
@@ -151,21 +226,45 @@ impl WordCounter {
         first_index: u64,
         threads: Option<usize>,
     ) -> Result<()> {
-        if docs.is_empty() {
+        let segments: Vec<Segment<'_>> = docs.iter().map(Segment::from).collect();
+        self.add_segments(&segments, first_index, threads)
+    }
+
+    /// Counts a batch of segments in parallel: whole documents, or parts of documents
+    /// read in chunks (a document is counted in `documents` with its last segment).
+    /// `first_index` is the index of the document of `segments[0]`. On error nothing of
+    /// the batch is counted.
+    pub fn add_segments(
+        &mut self,
+        segments: &[Segment<'_>],
+        first_index: u64,
+        threads: Option<usize>,
+    ) -> Result<()> {
+        if segments.is_empty() {
             return Ok(());
         }
+        // The document index of each segment: one more after each document's end.
+        let mut index = first_index;
+        let indices: Vec<u64> = segments
+            .iter()
+            .map(|seg| {
+                let this = index;
+                index += u64::from(seg.ends);
+                this
+            })
+            .collect();
         let pool = parallel::pool(threads);
         // A few chunks per thread balances uneven documents without many partial maps.
-        let chunk = docs.len().div_ceil(pool.current_num_threads() * 4).max(1);
+        let chunk = segments.len().div_ceil(pool.current_num_threads() * 4).max(1);
         let partials: Vec<Result<(Vec<WordCounts>, Ledger)>> = pool.install(|| {
-            docs.par_chunks(chunk)
-                .enumerate()
-                .map(|(c, chunk_docs)| {
+            segments
+                .par_chunks(chunk)
+                .zip(indices.par_chunks(chunk))
+                .map(|(chunk_segments, chunk_indices)| {
                     let mut counts = empty_shards();
                     let mut ledger = Ledger::default();
-                    for (i, doc) in chunk_docs.iter().enumerate() {
-                        let index = first_index + (c * chunk + i) as u64;
-                        self.count_document(doc, index, &mut counts, &mut ledger).map_err(|e| {
+                    for (seg, &index) in chunk_segments.iter().zip(chunk_indices) {
+                        self.count_segment(seg, index, &mut counts, &mut ledger).map_err(|e| {
                             Error::PatternMatch { document: index, message: e.to_string() }
                         })?;
                     }
@@ -188,9 +287,11 @@ impl WordCounter {
                 }
             })
         });
-        self.ledger.documents += docs.len() as u64;
-        self.ledger.bytes += docs.iter().map(|d| d.data.len() as u64).sum::<u64>();
-        self.fingerprint = fingerprint(self.fingerprint, docs);
+        self.ledger.documents += segments.iter().filter(|s| s.ends).count() as u64;
+        self.ledger.bytes += segments.iter().map(|s| s.data.len() as u64).sum::<u64>();
+        for seg in segments {
+            self.fingerprint.add(seg);
+        }
         Ok(())
     }
 
@@ -220,9 +321,9 @@ impl WordCounter {
         words
     }
 
-    fn count_document(
+    fn count_segment(
         &self,
-        doc: &Document<'_>,
+        doc: &Segment<'_>,
         index: u64,
         counts: &mut [WordCounts],
         ledger: &mut Ledger,
@@ -230,7 +331,7 @@ impl WordCounter {
         // Bytes that validate take the text path; others are tallied in the ledger first.
         let is_text = doc.is_text || std::str::from_utf8(doc.data).is_ok();
         if !is_text {
-            ledger.tally_invalid(doc.data, index);
+            ledger.tally_invalid_at(doc.data, index, doc.offset);
         }
         let max = self.max_token_length.unwrap_or(usize::MAX);
         let mut pieces_cut = 0;
@@ -381,5 +482,30 @@ mod tests {
         assert_eq!(c.ledger().pieces_cut, 1);
         let words = c.into_words();
         assert!(words.iter().all(|(w, _)| w.len() <= 3), "{words:?}");
+    }
+
+    #[test]
+    fn segments_count_as_their_whole_documents() {
+        let docs: [&[u8]; 3] = [b"one line\ntwo \xff lines\nend", b"", b"x\ny\n\xfe"];
+        let mut whole = counter(None);
+        let as_docs: Vec<Document<'_>> =
+            docs.iter().map(|d| Document { data: d, is_text: false }).collect();
+        whole.add_documents(&as_docs, 0, Some(1)).unwrap();
+        for cut in 1..4 {
+            let mut parts = counter(None);
+            for (i, doc) in docs.iter().enumerate() {
+                let mut offset = 0;
+                for piece in doc.chunks(cut).chain(doc.is_empty().then_some(&[][..])) {
+                    let ends = offset + piece.len() == doc.len();
+                    let seg = Segment { data: piece, is_text: false, offset: offset as u64, ends };
+                    parts.add_segments(&[seg], i as u64, Some(1)).unwrap();
+                    offset += piece.len();
+                    assert_eq!(parts.in_document(), !ends);
+                }
+            }
+            assert_eq!(parts.fingerprint(), whole.fingerprint(), "cut {cut}");
+            assert_eq!(parts.ledger().documents, 3);
+            assert_eq!(parts.ledger().invalid_examples, whole.ledger().invalid_examples);
+        }
     }
 }

@@ -4,7 +4,7 @@ pub mod count;
 pub mod merge;
 pub mod warm;
 
-pub use count::{Document, WordCounter};
+pub use count::{Document, Fingerprinter, Segment, WordCounter};
 pub use merge::{MergeRecord, Observer, Progress, StopRule};
 
 use crate::error::{Error, Result};
