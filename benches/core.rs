@@ -122,7 +122,9 @@ fn encode(c: &mut Criterion) {
     });
     let long = "ab".repeat(50_000);
     group.throughput(Throughput::Bytes(long.len() as u64));
-    group.bench_function("one-100kB-piece", |b| b.iter(|| tok.encode_ordinary(&long).unwrap().len()));
+    group.bench_function("one-100kB-piece", |b| {
+        b.iter(|| tok.encode_ordinary(&long).unwrap().len())
+    });
     group.finish();
 }
 

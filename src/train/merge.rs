@@ -192,8 +192,7 @@ impl Merger {
             .filter(|(_, t)| !t.is_empty())
             .map(|(i, t)| (t.clone(), i as Rank))
             .collect();
-        let (words, word_counts) =
-            words.into_iter().map(|(w, n)| (Word::from_vec(w), n)).unzip();
+        let (words, word_counts) = words.into_iter().map(|(w, n)| (Word::from_vec(w), n)).unzip();
         Self {
             words,
             word_counts,
