@@ -84,6 +84,8 @@ class RunConfig:
     special_tokens: list[str]
     min_frequency: int
     max_token_length: int | None
+    # A memory limit decides which rare words are pruned, so it must match too.
+    memory_limit: int | None = None
 
     def as_meta(self) -> dict[str, str]:
         return {
@@ -91,6 +93,7 @@ class RunConfig:
             "special_tokens": json.dumps(self.special_tokens),
             "min_frequency": str(self.min_frequency),
             "max_token_length": json.dumps(self.max_token_length),
+            "memory_limit": json.dumps(self.memory_limit),
         }
 
 
@@ -342,7 +345,8 @@ def _is_blank(path: str) -> bool:
 
 def _check_same_config(meta: dict[str, str], config: RunConfig, where: str) -> None:
     for key, wanted in config.as_meta().items():
-        if meta.get(key) != wanted:
+        # Stores from before memory limits have no key for it: they had none.
+        if meta.get(key, "null" if key == "memory_limit" else None) != wanted:
             raise StoreError(
                 f"the run store {where} was made with {key}={meta.get(key)}, but this call "
                 f"has {key}={wanted}; use another store path (or delete it) to start a new "

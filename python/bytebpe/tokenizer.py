@@ -66,6 +66,7 @@ class Tokenizer:
         max_token_length: int | None = None,
         store: str | os.PathLike[str] | RunStore | None = None,
         restart_counting: bool = False,
+        memory_limit: int | str | None = None,
         progress: bool = True,
     ) -> Tokenizer:
         """Trains on documents from any iterable.
@@ -88,12 +89,19 @@ class Tokenizer:
         same store resumes after a crash, ending with exactly the merges of an
         uninterrupted run. `restart_counting=True` allows counting from scratch when an
         interrupted count cannot be resumed (a one-shot iterator).
+
+        `memory_limit` (bytes, or a string like "2GB", "1.5GiB", "500MB"; at least 64 MiB)
+        bounds the peak memory of the whole process (see docs/design.md for the overhead):
+        word counts stay exact while they fit; past that the rarest words are dropped at
+        fixed points of the input, and what was dropped is counted in `loss_report()`.
+        Below the limit the merges are exactly those of a run without one. The result
+        depends on the limit and the order of the documents, never on batching or threads.
         """
         s = training.settings(
             vocab_size, pattern=pattern, special_tokens=special_tokens,
             min_frequency=min_frequency, num_threads=num_threads,
             max_token_length=max_token_length, progress=progress, store_arg=store,
-            buffer_size=buffer_size,
+            buffer_size=buffer_size, memory_limit=memory_limit,
         )
         training.check_choice("surrogates", surrogates, training.SURROGATE_MODES)
         training.check_choice("on_bad_item", on_bad_item, training.BAD_ITEM_MODES)
@@ -116,17 +124,20 @@ class Tokenizer:
         num_threads: int | None = None,
         max_token_length: int | None = None,
         store: str | os.PathLike[str] | RunStore | None = None,
+        memory_limit: int | str | None = None,
         progress: bool = True,
     ) -> Tokenizer:
         """Trains on pre-counted words (each key is one word, not split further).
 
         Counts are ints in [0, 2**64). `pattern` is stored for encoding later. `store`
-        works as in `train_from_iterator`.
+        and `memory_limit` work as in `train_from_iterator` (the mapping itself is the
+        caller's memory; with a limit, pruning depends on the mapping's order).
         """
         s = training.settings(
             vocab_size, pattern=pattern, special_tokens=special_tokens,
             min_frequency=min_frequency, num_threads=num_threads,
             max_token_length=max_token_length, progress=progress, store_arg=store,
+            memory_limit=memory_limit,
         )
         core, ledger = training.train_counts(counts, s)
         return cls(core, ledger)

@@ -3,6 +3,7 @@
 use ahash::AHashMap;
 use rayon::prelude::*;
 
+use super::budget::{self, Budget, CostByCount};
 use crate::error::{Error, Result};
 use crate::ledger::Ledger;
 use crate::parallel;
@@ -37,6 +38,12 @@ pub struct WordCounter {
     ledger: Ledger,
     /// A fingerprint of the documents counted, in order (see [`fingerprint`]).
     fingerprint: u64,
+    /// With a memory limit: when to check the table, and how far to prune it.
+    budget: Option<Budget>,
+    /// The table's estimated memory ([`budget::table_entry`] summed over its words).
+    table_bytes: u64,
+    /// Bytes of pre-counted words added (`add_word` checkpoints fall on this volume).
+    words_added: u64,
 }
 
 /// The fingerprint of no documents.
@@ -69,7 +76,29 @@ impl WordCounter {
             shards: empty_shards(),
             ledger: Ledger::default(),
             fingerprint: EMPTY_FINGERPRINT,
+            budget: None,
+            table_bytes: 0,
+            words_added: 0,
         }
+    }
+
+    /// Keeps the word table (and later the merge loop) within `budget`: at each
+    /// checkpoint (every `budget.checkpoint_every` bytes of input, at the end of the
+    /// document that reaches it) a table estimated above `table_high` loses its rarest
+    /// words. Checkpoints depend only on the documents' order and sizes, so the result
+    /// is the same for any batching or thread count.
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    pub fn budget(&self) -> Option<&Budget> {
+        self.budget.as_ref()
+    }
+
+    /// The word table's estimated memory in bytes.
+    pub fn table_bytes(&self) -> u64 {
+        self.table_bytes
     }
 
     pub fn ledger(&self) -> &Ledger {
@@ -102,6 +131,7 @@ impl WordCounter {
         let (n, mut rest) = body.split_at_checked(8).ok_or_else(|| corrupt("cut short"))?;
         let n = u64::from_le_bytes(n.try_into().expect("8 bytes"));
         let mut shards = empty_shards();
+        let mut table_bytes = 0;
         for _ in 0..n {
             let len = take_varint(&mut rest).ok_or_else(|| corrupt("cut short"))? as usize;
             let (word, after) = rest.split_at_checked(len).ok_or_else(|| corrupt("cut short"))?;
@@ -110,11 +140,13 @@ impl WordCounter {
             if shards[shard_of(word)].insert(word.to_vec(), count).is_some() {
                 return Err(corrupt("a word appears twice"));
             }
+            table_bytes += budget::table_entry(word.len() as u64);
         }
         if !rest.is_empty() {
             return Err(corrupt("trailing bytes"));
         }
         self.shards = shards;
+        self.table_bytes = table_bytes;
         self.ledger = ledger;
         self.fingerprint = fingerprint;
         Ok(())
@@ -144,8 +176,38 @@ impl WordCounter {
     }
 
     /// Counts a batch in parallel. `first_index` is the index of `docs[0]` in the whole
-    /// input, used to name a failing document. On error nothing of the batch is counted.
+    /// input, used to name a failing document. On error nothing of the batch is counted
+    /// (with a budget: nothing after the last checkpoint before the failing document).
     pub fn add_documents(
+        &mut self,
+        docs: &[Document<'_>],
+        first_index: u64,
+        threads: Option<usize>,
+    ) -> Result<()> {
+        let Some(every) = self.budget.map(|b| b.checkpoint_every) else {
+            return self.add_segment(docs, first_index, threads);
+        };
+        // Cut the batch at checkpoints: after the document whose end reaches the next
+        // multiple of `every` input bytes, wherever batches happen to start.
+        let mut start = 0;
+        while start < docs.len() {
+            let mut bytes = self.ledger.bytes;
+            let next = (bytes / every + 1) * every;
+            let mut end = start;
+            while end < docs.len() && bytes < next {
+                bytes += docs[end].data.len() as u64;
+                end += 1;
+            }
+            self.add_segment(&docs[start..end], first_index + start as u64, threads)?;
+            if bytes >= next {
+                self.checkpoint();
+            }
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn add_segment(
         &mut self,
         docs: &[Document<'_>],
         first_index: u64,
@@ -181,13 +243,16 @@ impl WordCounter {
             }
             self.ledger.absorb(&ledger);
         }
-        pool.install(|| {
-            self.shards.par_iter_mut().zip(by_shard).for_each(|(shard, partials)| {
-                for partial in partials {
-                    absorb(shard, partial);
-                }
-            })
+        let added: u64 = pool.install(|| {
+            self.shards
+                .par_iter_mut()
+                .zip(by_shard)
+                .map(|(shard, partials)| {
+                    partials.into_iter().map(|partial| absorb(shard, partial)).sum::<u64>()
+                })
+                .sum()
         });
+        self.table_bytes += added;
         self.ledger.documents += docs.len() as u64;
         self.ledger.bytes += docs.iter().map(|d| d.data.len() as u64).sum::<u64>();
         self.fingerprint = fingerprint(self.fingerprint, docs);
@@ -202,7 +267,10 @@ impl WordCounter {
         let shard = &mut self.shards[shard_of(word)];
         let slot = match shard.get_mut(word) {
             Some(slot) => slot,
-            None => shard.entry(word.to_vec()).or_insert(0),
+            None => {
+                self.table_bytes += budget::table_entry(word.len() as u64);
+                shard.entry(word.to_vec()).or_insert(0)
+            }
         };
         *slot = slot.checked_add(count).ok_or_else(|| {
             Error::InvalidConfig(format!(
@@ -210,12 +278,107 @@ impl WordCounter {
                 String::from_utf8_lossy(word)
             ))
         })?;
+        // Pre-counted words have checkpoints of their own, on the bytes of words added
+        // (so they depend on the order the words are given in).
+        if let Some(every) = self.budget.map(|b| b.checkpoint_every) {
+            let before = self.words_added;
+            self.words_added += word.len() as u64;
+            if self.words_added / every > before / every {
+                self.checkpoint();
+            }
+        }
         Ok(())
+    }
+
+    /// At a checkpoint: prunes the table when its estimate is above the high mark.
+    fn checkpoint(&mut self) {
+        if let Some(b) = self.budget {
+            if self.table_bytes > b.table_high {
+                self.prune(b.table_low, budget::table_entry);
+            }
+        }
+    }
+
+    /// Before the merge loop: prunes the rarest words until the merge loop's estimate
+    /// fits the budget. Returns the estimate after pruning (0 without a budget).
+    pub fn fit_merge_budget(&mut self) -> u64 {
+        let Some(b) = self.budget else {
+            return 0;
+        };
+        let estimate = self.merge_bytes();
+        if estimate > b.merge_bytes {
+            self.prune(b.merge_bytes, budget::merge_entry);
+            return self.merge_bytes();
+        }
+        estimate
+    }
+
+    /// The merge loop's estimated peak memory for the current table.
+    pub fn merge_bytes(&self) -> u64 {
+        let per_shard =
+            |s: &WordCounts| -> u64 { s.keys().map(|w| budget::merge_entry(w.len() as u64)).sum() };
+        parallel::pool(None).install(|| self.shards.par_iter().map(per_shard).sum())
+    }
+
+    /// Drops every word whose count is at or below the smallest threshold that brings the
+    /// estimate (`cost` per word length) to at most `target`, and books the dropped
+    /// occurrences and bytes in the ledger. The threshold depends only on the table's
+    /// contents, never on its layout in memory.
+    fn prune(&mut self, target: u64, cost: fn(u64) -> u64) {
+        let pool = parallel::pool(None);
+        let histogram = pool.install(|| {
+            self.shards
+                .par_iter()
+                .map(|s| {
+                    let mut h = CostByCount::default();
+                    for (w, &n) in s {
+                        h.add(n, cost(w.len() as u64));
+                    }
+                    h
+                })
+                .reduce(CostByCount::default, CostByCount::merge)
+        });
+        let threshold = histogram.threshold(target);
+        if threshold == 0 {
+            return;
+        }
+        let (mass, bytes, kept): (u64, u64, u64) = pool.install(|| {
+            self.shards
+                .par_iter_mut()
+                .map(|s| {
+                    let (mut mass, mut bytes, mut kept) = (0u64, 0u64, 0u64);
+                    s.retain(|w, &mut n| {
+                        if n <= threshold {
+                            mass = mass.saturating_add(n);
+                            bytes = bytes.saturating_add(n.saturating_mul(w.len() as u64));
+                            false
+                        } else {
+                            kept += budget::table_entry(w.len() as u64);
+                            true
+                        }
+                    });
+                    // Give the emptied buckets back: the estimate assumes a table no larger
+                    // than its contents need.
+                    s.shrink_to_fit();
+                    (mass, bytes, kept)
+                })
+                .reduce(
+                    || (0, 0, 0),
+                    |a, b| (a.0.saturating_add(b.0), a.1.saturating_add(b.1), a.2 + b.2),
+                )
+        });
+        self.ledger.dropped_word_mass = self.ledger.dropped_word_mass.saturating_add(mass);
+        self.ledger.dropped_bytes = self.ledger.dropped_bytes.saturating_add(bytes);
+        self.table_bytes = kept;
     }
 
     /// The counted words, sorted by bytes (a deterministic order for training).
     pub fn into_words(self) -> Vec<(Vec<u8>, u64)> {
-        let mut words: Vec<(Vec<u8>, u64)> = self.shards.into_iter().flatten().collect();
+        // Sized once; each shard's table is freed as soon as it is moved out.
+        let mut words = Vec::with_capacity(self.distinct_words());
+        for shard in self.shards {
+            words.extend(shard);
+        }
         words.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
         words
     }
@@ -286,16 +449,26 @@ fn shard_of(word: &[u8]) -> usize {
     (hasher.hash_one(word) as usize) & (SHARDS - 1)
 }
 
-fn absorb(shard: &mut WordCounts, partial: WordCounts) {
+/// Adds `partial` into `shard`; returns the estimated bytes of the words it added.
+fn absorb(shard: &mut WordCounts, partial: WordCounts) -> u64 {
+    let mut added = 0;
     if shard.is_empty() {
+        added = partial.keys().map(|w| budget::table_entry(w.len() as u64)).sum();
         *shard = partial;
-        return;
+        return added;
     }
     for (word, n) in partial {
         // Cannot overflow: counted occurrences are bounded by the bytes of real input
         // (pre-counted words go through `add_word`, which checks).
-        *shard.entry(word).or_insert(0) += n;
+        match shard.get_mut(&word) {
+            Some(c) => *c += n,
+            None => {
+                added += budget::table_entry(word.len() as u64);
+                shard.insert(word, n);
+            }
+        }
     }
+    added
 }
 
 fn add_one(counts: &mut WordCounts, piece: &[u8]) {

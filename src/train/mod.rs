@@ -1,8 +1,10 @@
 //! Training: count words ([`count`]), then merge pairs ([`merge`]).
 
+pub mod budget;
 pub mod count;
 pub mod merge;
 
+pub use budget::Budget;
 pub use count::{Document, WordCounter};
 pub use merge::{MergeRecord, Observer, Progress, StopRule};
 
