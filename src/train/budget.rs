@@ -85,15 +85,19 @@ pub const fn table_entry(len: u64) -> u64 {
 
 /// Estimated bytes of one word of `len` bytes in the merge loop at its peak: the word as
 /// token ids (`Vec<u32>` header, count, allocation), its entries in the pair -> words
-/// index, its share of the pair tables and heap, and, while the table is handed over,
-/// the sorted `(bytes, count)` list. Calibrated by measuring peak RSS on the shared
-/// corpora and on random words (docs/design.md).
+/// index, and, while the table is handed over, the sorted `(bytes, count)` list; plus an
+/// allowance for the distinct pairs, which grow as merges create tokens (each costs
+/// ~200 bytes in the pair counts, the pair -> words map and the lazy heap). Measured at
+/// vocabulary 32,768 on the shared corpora: 0.95-1.15 distinct pairs per word of two or
+/// more bytes; the allowance is 1.2. Calibrated against peak RSS (docs/design.md).
 pub const fn merge_entry(len: u64) -> u64 {
-    MERGE_WORD + alloc_size(4 * len) + MERGE_BYTE * len
+    let pairs = if len > 1 { MERGE_PAIRS } else { 0 };
+    MERGE_WORD + alloc_size(4 * len) + MERGE_BYTE * len + pairs
 }
 
 const MERGE_WORD: u64 = 96;
 const MERGE_BYTE: u64 = 16;
+const MERGE_PAIRS: u64 = 240;
 
 /// The entries of a table summarized by count, to pick a pruning threshold: for each
 /// count, the estimated bytes of the words with that count.
