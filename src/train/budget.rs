@@ -143,16 +143,16 @@ impl CostByCount {
     }
 
     /// The smallest count threshold `t` such that the words with counts above `t` cost at
-    /// most `target` (0 when everything fits).
-    pub fn threshold(mut self, target: u64) -> u64 {
+    /// most `target`, and what those words cost (`(0, total)` when everything fits).
+    pub fn threshold(mut self, target: u64) -> (u64, u64) {
         let mut left = self.total;
         if left <= target {
-            return 0;
+            return (0, left);
         }
         for (count, &bytes) in self.small.iter().enumerate() {
             left -= bytes;
             if left <= target {
-                return count as u64;
+                return (count as u64, left);
             }
         }
         self.large.sort_unstable();
@@ -164,11 +164,29 @@ impl CostByCount {
                 i += 1;
             }
             if left <= target {
-                return count;
+                return (count, left);
             }
         }
-        u64::MAX
+        (u64::MAX, 0)
     }
+}
+
+/// Words at the threshold count are kept by a fixed hash of their bytes: those whose
+/// hash falls in the first `k` of `TIE_BUCKETS` buckets, with `k` as large as the room
+/// left allows. So the table is filled to its target instead of losing every word of
+/// that count, and which words stay depends only on their bytes.
+pub const TIE_BUCKETS: usize = 256;
+
+/// How many tie buckets fit in `room`, given each bucket's cost.
+pub fn tie_buckets(costs: &[u64; TIE_BUCKETS], room: u64) -> usize {
+    let mut used = 0u64;
+    for (k, &c) in costs.iter().enumerate() {
+        used += c;
+        if used > room {
+            return k;
+        }
+    }
+    TIE_BUCKETS
 }
 
 #[cfg(test)]
@@ -206,11 +224,21 @@ mod tests {
             }
             c.threshold(target)
         };
-        assert_eq!(t(160), 0);
-        assert_eq!(t(60), 1);
-        assert_eq!(t(30), 2);
-        assert_eq!(t(10), 7);
-        assert_eq!(t(9), 1 << 20);
-        assert_eq!(h.threshold(0), 1 << 20);
+        assert_eq!(t(160), (0, 160));
+        assert_eq!(t(60), (1, 60));
+        assert_eq!(t(30), (2, 30));
+        assert_eq!(t(10), (7, 10));
+        assert_eq!(t(9), (1 << 20, 0));
+        assert_eq!(h.threshold(0), (1 << 20, 0));
+    }
+
+    #[test]
+    fn tie_buckets_fill_the_room() {
+        let mut costs = [10u64; TIE_BUCKETS];
+        costs[3] = 100;
+        assert_eq!(tie_buckets(&costs, 0), 0);
+        assert_eq!(tie_buckets(&costs, 35), 3);
+        assert_eq!(tie_buckets(&costs, 130), 4);
+        assert_eq!(tie_buckets(&costs, u64::MAX), TIE_BUCKETS);
     }
 }

@@ -320,10 +320,11 @@ impl WordCounter {
         parallel::pool(None).install(|| self.shards.par_iter().map(per_shard).sum())
     }
 
-    /// Drops every word whose count is at or below the smallest threshold that brings the
-    /// estimate (`cost` per word length) to at most `target`, and books the dropped
-    /// occurrences and bytes in the ledger. The threshold depends only on the table's
-    /// contents, never on its layout in memory.
+    /// Drops the rarest words until the estimate (`cost` per word length) is at most
+    /// `target`: every word below the smallest count threshold `t` that fits, and of the
+    /// words at `t`, those outside the tie buckets that fit (by a fixed hash of the word,
+    /// see [`budget::TIE_BUCKETS`]). Dropped occurrences and bytes go to the ledger. The
+    /// choice depends only on the table's contents, never on its layout in memory.
     fn prune(&mut self, target: u64, cost: fn(u64) -> u64) {
         let pool = parallel::pool(None);
         let histogram = pool.install(|| {
@@ -338,17 +339,40 @@ impl WordCounter {
                 })
                 .reduce(CostByCount::default, CostByCount::merge)
         });
-        let threshold = histogram.threshold(target);
+        let (threshold, above) = histogram.threshold(target);
         if threshold == 0 {
             return;
         }
+        let ties = pool.install(|| {
+            self.shards
+                .par_iter()
+                .map(|s| {
+                    let mut costs = [0u64; budget::TIE_BUCKETS];
+                    for (w, &n) in s {
+                        if n == threshold {
+                            costs[tie_bucket(w)] += cost(w.len() as u64);
+                        }
+                    }
+                    costs
+                })
+                .reduce(
+                    || [0u64; budget::TIE_BUCKETS],
+                    |mut a, b| {
+                        for (x, y) in a.iter_mut().zip(b) {
+                            *x += y;
+                        }
+                        a
+                    },
+                )
+        });
+        let keep_ties = budget::tie_buckets(&ties, target - above);
         let (mass, bytes, kept): (u64, u64, u64) = pool.install(|| {
             self.shards
                 .par_iter_mut()
                 .map(|s| {
                     let (mut mass, mut bytes, mut kept) = (0u64, 0u64, 0u64);
                     s.retain(|w, &mut n| {
-                        if n <= threshold {
+                        if n < threshold || (n == threshold && tie_bucket(w) >= keep_ties) {
                             mass = mass.saturating_add(n);
                             bytes = bytes.saturating_add(n.saturating_mul(w.len() as u64));
                             false
@@ -447,6 +471,19 @@ fn shard_of(word: &[u8]) -> usize {
     static HASHER: std::sync::OnceLock<ahash::RandomState> = std::sync::OnceLock::new();
     let hasher = HASHER.get_or_init(|| ahash::RandomState::with_seeds(1, 2, 3, 4));
     (hasher.hash_one(word) as usize) & (SHARDS - 1)
+}
+
+/// The tie bucket of a word when pruning: FNV-1a with a splitmix64 finish, spelled out
+/// here because the choice must be the same on every machine and build (ahash depends
+/// on CPU features and its version), or a run would not resume elsewhere.
+fn tie_bucket(word: &[u8]) -> usize {
+    let mut h: u64 = EMPTY_FINGERPRINT;
+    for &b in word {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((h ^ (h >> 31)) >> 56) as usize
 }
 
 /// Adds `partial` into `shard`; returns the estimated bytes of the words it added.
@@ -554,5 +591,28 @@ mod tests {
         assert_eq!(c.ledger().pieces_cut, 1);
         let words = c.into_words();
         assert!(words.iter().all(|(w, _)| w.len() <= 3), "{words:?}");
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn pruning_keeps_some_words_at_the_threshold() {
+        let budget = Budget::new(64 << 20).unwrap();
+        let mut c =
+            WordCounter::new(Pattern::new("cl100k").unwrap(), SpecialTokens::default(), None)
+                .with_budget(budget);
+        for i in 0..200_000u32 {
+            c.add_word(format!(" w{i:08}").as_bytes(), 1).unwrap();
+        }
+        assert!(c.ledger().dropped_word_mass > 0);
+        assert!(c.distinct_words() > 1000, "{}", c.distinct_words());
+        assert!(c.table_bytes() <= budget.table_high);
+        let before = c.distinct_words();
+        let estimate = c.fit_merge_budget();
+        assert!(estimate <= budget.merge_bytes, "{estimate}");
+        assert!(c.distinct_words() > 1000, "{before} -> {}", c.distinct_words());
     }
 }

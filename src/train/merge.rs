@@ -164,8 +164,13 @@ pub fn train(
         let wlen: usize = merger.words.iter().map(|v| v.capacity()).sum();
         eprintln!(
             "words {} word_ids_cap {} pairs {} pair_words {} list_cap {} heap {} heap_cap {}",
-            merger.words.len(), wlen, merger.pair_counts.len(), merger.pair_words.len(), lists,
-            merger.heap.len(), merger.heap.capacity()
+            merger.words.len(),
+            wlen,
+            merger.pair_counts.len(),
+            merger.pair_words.len(),
+            lists,
+            merger.heap.len(),
+            merger.heap.capacity()
         );
     }
     observe(Progress { created, new_merges: &merges[reported.min(merges.len())..] })?;
