@@ -59,6 +59,24 @@ impl Budget {
     }
 }
 
+/// Returns free memory inside the allocator's heaps to the system (glibc's
+/// `malloc_trim`). Pruning frees many small keys scattered through the heap; without
+/// this they stay resident, and the merge loop's structures (large arrays that cannot
+/// reuse them) would stack on top of the counting table's high-water mark.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> i32;
+        }
+        // SAFETY: malloc_trim only releases unused pages; it is thread-safe (it takes
+        // each arena's lock) and has no preconditions.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
 /// What malloc (glibc, 64-bit) takes for `n` bytes: a 16-byte-aligned chunk with an
 /// 8-byte header, at least 32 bytes.
 pub const fn alloc_size(n: u64) -> u64 {

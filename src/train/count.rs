@@ -394,6 +394,7 @@ impl WordCounter {
         self.ledger.dropped_word_mass = self.ledger.dropped_word_mass.saturating_add(mass);
         self.ledger.dropped_bytes = self.ledger.dropped_bytes.saturating_add(bytes);
         self.table_bytes = kept;
+        budget::release_free_memory();
     }
 
     /// The counted words, sorted by bytes (a deterministic order for training).

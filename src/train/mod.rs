@@ -5,6 +5,7 @@ pub mod count;
 pub mod merge;
 
 pub use budget::Budget;
+
 pub use count::{Document, WordCounter};
 pub use merge::{MergeRecord, Observer, Progress, StopRule};
 
@@ -64,7 +65,14 @@ pub fn train(
         counter.specials().tokens().iter().map(|(t, _)| t.clone()).collect();
     let stop = config.validate(special_texts.len())?;
     let pattern = counter.pattern().clone();
-    let (tokens, merges) = merge::train(counter.into_words(), stop, replay, observe)?;
+    let budgeted = counter.budget().is_some();
+    let words = counter.into_words();
+    if budgeted {
+        // The counting table's hash maps are gone: give their pages back before the
+        // merge loop allocates its own (docs/design.md, "Memory budget").
+        budget::release_free_memory();
+    }
+    let (tokens, merges) = merge::train(words, stop, replay, observe)?;
     let vocab = Vocab::from_parts(tokens, merges)?;
     Tokenizer::new(vocab, pattern, special_texts)
 }
