@@ -27,7 +27,7 @@ from collections.abc import Iterator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from train_one import HF_PATTERNS, PATTERNS  # noqa: E402
+from train_one import HF_PATTERNS, PATTERNS
 
 
 def docs(paths: list[str]) -> Iterator[str]:

@@ -18,10 +18,11 @@ import sys
 import time
 from collections.abc import Iterator
 
-COMMON = [f" {w}" for w in (
+WORDS = (
     "the of and to in is that for it as was with be by on not he this are or his from at "
     "which but have an they you were her she there been one all we their has would when"
-).split()]
+)
+COMMON = [" " + w for w in WORDS.split()]
 TABLE = bytes((97 + b % 26) for b in range(256))
 
 
