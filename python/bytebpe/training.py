@@ -21,6 +21,8 @@ from bytebpe import _bytebpe, documents, file_format, store
 from bytebpe.progress import ProgressBar
 
 SURROGATE_MODES = ("error", "surrogatepass")
+# Dataset rows read at once under a memory limit.
+DATASET_ROWS = 256
 BAD_ITEM_MODES = ("error", "skip")
 
 
@@ -201,7 +203,10 @@ def train_documents(
                 _restore(counter, stored)
                 rejected = stored.ledger.get("rejected_items", rejected)
                 skip = stored.documents
-            docs = documents.iter_documents(data, text_column, buffer_size, rejected)
+            # A dataset is read `buffer_size` rows at a time; under a memory limit fewer,
+            # since rows are held as Python objects before batching by bytes.
+            rows = buffer_size if s.memory_limit is None else min(buffer_size, DATASET_ROWS)
+            docs = documents.iter_documents(data, text_column, rows, rejected)
             if skip:
                 _skip_counted(docs, skip, stored, buffer_size, run.where)
             total = len(data) if hasattr(data, "__len__") else None
