@@ -616,4 +616,39 @@ mod budget_tests {
         assert!(estimate <= budget.merge_bytes, "{estimate}");
         assert!(c.distinct_words() > 1000, "{before} -> {}", c.distinct_words());
     }
+
+    /// A distinct lowercase word for each number.
+    fn letters(mut n: u32) -> String {
+        let mut s = String::new();
+        loop {
+            s.push((b'a' + (n % 26) as u8) as char);
+            n /= 26;
+            if n == 0 {
+                return s;
+            }
+        }
+    }
+
+    #[test]
+    fn pruning_does_not_depend_on_batches_or_threads() {
+        let texts: Vec<String> = (0..3000u32)
+            .map(|d| (0..60u32).map(|i| format!(" {} the", letters(d * 60 + i))).collect())
+            .collect();
+        let docs: Vec<Document<'_>> =
+            texts.iter().map(|t| Document { data: t.as_bytes(), is_text: true }).collect();
+        let run = |batch: usize, threads: usize| {
+            let mut c =
+                WordCounter::new(Pattern::new("cl100k").unwrap(), SpecialTokens::default(), None)
+                    .with_budget(Budget::new(64 << 20).unwrap());
+            for (i, chunk) in docs.chunks(batch).enumerate() {
+                c.add_documents(chunk, (i * batch) as u64, Some(threads)).unwrap();
+            }
+            c.fit_merge_budget();
+            (c.snapshot(), c.ledger().clone())
+        };
+        let (snapshot, ledger) = run(docs.len(), 2);
+        assert!(ledger.dropped_word_mass > 0);
+        assert_eq!(run(1, 1), (snapshot.clone(), ledger.clone()));
+        assert_eq!(run(37, 2), (snapshot, ledger));
+    }
 }
