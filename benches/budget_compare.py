@@ -19,6 +19,7 @@ import glob
 import gzip
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -113,6 +114,9 @@ def main() -> None:
     ap.add_argument("--pattern", default="cl100k")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--address-space-gib", type=float, default=12,
+                    help="RLIMIT_AS of each run, so a tool running out of memory fails "
+                         "alone instead of waking the OOM killer on a shared machine")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     paths = sorted(p for g in args.files.split(",") for p in glob.glob(g))
@@ -122,15 +126,22 @@ def main() -> None:
         print(json.dumps(child(args.child, paths, args.vocab_size, args.pattern)))
         return
     size = sum(os.path.getsize(p) for p in paths)
-    print(f"{len(paths)} files, {size / 1e6:,.0f} MB on disk", flush=True)
+    print(f"{len(paths)} files, {size / 1e6:,.0f} MB on disk; address space cap "
+          f"{args.address_space_gib} GiB per run", flush=True)
     rows = []
     for tool in args.tools.split(","):
         runs = []
         for _ in range(args.repeats):
             cmd = [sys.executable, __file__, "--child", tool, "--files", args.files,
                    "--vocab-size", str(args.vocab_size), "--pattern", args.pattern]
+            cap = int(args.address_space_gib * 2**30)
+
+            def limit_memory(cap: int = cap) -> None:
+                resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
             try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout,
+                                      preexec_fn=limit_memory)
             except subprocess.TimeoutExpired:
                 print(json.dumps({"tool": tool, "error": f"timeout after {args.timeout} s"}))
                 break
