@@ -15,6 +15,7 @@ Prints one JSON line per run and a Markdown table (bytes/token relative to the e
 from __future__ import annotations
 
 import argparse
+import glob
 import gzip
 import json
 import os
@@ -85,6 +86,8 @@ def child(args: argparse.Namespace) -> None:
 
 
 def corpus_paths(name: str) -> list[str]:
+    if "*" in name:  # a glob, or several joined by "+"
+        return sorted(p for g in name.split("+") for p in glob.glob(g))
     if os.path.exists(name):
         return [name]
     if name == "all":
@@ -95,7 +98,8 @@ def corpus_paths(name: str) -> list[str]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--corpus", default="english,code,multilingual",
-                   help="comma-separated names in ../shared/corpora, 'all', or paths")
+                   help="comma-separated names in ../shared/corpora, 'all', paths, or "
+                        "globs (several joined by '+')")
     p.add_argument("--limits", default="none,256MiB,128MiB")
     p.add_argument("--vocab-size", type=int, default=32768)
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)

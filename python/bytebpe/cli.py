@@ -207,7 +207,8 @@ def _inspect(args: argparse.Namespace) -> int:
         print(f"  pattern: {tok.pattern_name or repr(tok.pattern)}")
         print(f"  special tokens: {run.special_tokens}")
         print(f"  min_frequency: {meta['min_frequency']}, max_token_length: "
-              f"{meta['max_token_length']}, target vocab_size: {meta.get('vocab_size')}")
+              f"{meta['max_token_length']}, target vocab_size: {meta.get('vocab_size')}, "
+              f"memory_limit: {meta.get('memory_limit', 'null')}")
         state = "finished" if run.counting_finished else "in progress"
         print(f"  counting: {state}, {run.documents:,} documents, {run.bytes:,} bytes")
         print(f"  merges: {len(run.merges):,}; vocabulary so far: {tok.vocab_size:,}")
