@@ -40,7 +40,7 @@ def docs(paths: list[str]) -> Iterator[str]:
                     yield json.loads(line)["text"]
 
 
-def vm_hwm_mb() -> float:
+def vm_hwm_mib() -> float:
     with open("/proc/self/status") as f:
         for line in f:
             if line.startswith("VmHWM:"):
@@ -95,14 +95,14 @@ def child(tool: str, paths: list[str], vocab_size: int, pattern: str) -> dict:
 
     else:
         raise SystemExit(f"unknown tool {tool!r}")
-    base = vm_hwm_mb()
+    base = vm_hwm_mib()
     started = time.perf_counter()
     cpu = time.process_time()
     vocab = train()
     return {
         "tool": tool, "version": version, "wall_s": round(time.perf_counter() - started, 2),
-        "cpu_s": round(time.process_time() - cpu, 2), "peak_rss_mb": round(vm_hwm_mb(), 1),
-        "baseline_rss_mb": round(base, 1), "vocab_size": vocab,
+        "cpu_s": round(time.process_time() - cpu, 2), "peak_rss_mib": round(vm_hwm_mib(), 1),
+        "baseline_rss_mib": round(base, 1), "vocab_size": vocab,
     }
 
 
@@ -157,18 +157,18 @@ def main() -> None:
                 "tool": tool, "version": runs[0]["version"],
                 "wall_s": statistics.median(r["wall_s"] for r in runs),
                 "cpu_s": statistics.median(r["cpu_s"] for r in runs),
-                "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+                "peak_rss_mib": max(r["peak_rss_mib"] for r in runs),
                 "vocab_size": runs[0]["vocab_size"], "n": len(runs),
             })
     ref = next((r for r in rows if r["tool"] == "bytebpe"), rows[0] if rows else None)
     print()
-    print("| tool | version | wall s (median) | CPU s | peak RSS MB | time × bytebpe | "
+    print("| tool | version | wall s (median) | CPU s | peak RSS MiB | time × bytebpe | "
           "RSS × bytebpe | vocab |")
     print("|---|---|--:|--:|--:|--:|--:|--:|")
     for r in rows:
         print(f"| {r['tool']} | {r['version']} | {r['wall_s']:.1f} | {r['cpu_s']:.1f} | "
-              f"{r['peak_rss_mb']:,.0f} | {r['wall_s'] / ref['wall_s']:.2f} | "
-              f"{r['peak_rss_mb'] / ref['peak_rss_mb']:.2f} | {r['vocab_size']:,} |")
+              f"{r['peak_rss_mib']:,.0f} | {r['wall_s'] / ref['wall_s']:.2f} | "
+              f"{r['peak_rss_mib'] / ref['peak_rss_mib']:.2f} | {r['vocab_size']:,} |")
 
 
 if __name__ == "__main__":
