@@ -56,13 +56,16 @@ def main() -> None:
     p.add_argument("--vocab-size", type=int, default=400)
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--store", default=None, help="a run store path (checkpoints every second)")
     args = p.parse_args()
-    from bytebpe import Tokenizer
+    from bytebpe import RunStore, Tokenizer
+
+    store = RunStore(args.store, checkpoint_every=1.0) if args.store else None
 
     started = time.perf_counter()
     tok = Tokenizer.train_from_iterator(
         documents(args.words, args.doc_words, args.seed), args.vocab_size,
-        memory_limit=args.limit, num_threads=args.threads, progress=False,
+        memory_limit=args.limit, num_threads=args.threads, progress=False, store=store,
     )
     merges = json.dumps([list(m) for m in tok.merges()]).encode()
     training = tok.loss_report()["training"]

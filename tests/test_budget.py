@@ -55,6 +55,15 @@ def test_peak_rss_stays_under_the_limit():
     assert r["dropped_word_mass"] > 0 and r["dropped_bytes"] >= 9 * r["dropped_word_mass"], r
 
 
+def test_peak_rss_stays_under_the_limit_with_a_store(tmp_path):
+    # Counting checkpoints (every second here) serialize the table on top of it.
+    limit = 128 * MIB
+    r = run_child("--words", "2000000", "--limit", "128MiB", "--vocab-size", "300",
+                  "--store", str(tmp_path / "run.sqlite"))
+    assert r["peak_rss_bytes"] <= limit + OVERHEAD, r
+    assert r["dropped_word_mass"] > 0, r
+
+
 @pytest.mark.slow
 def test_exact_run_needs_several_times_the_limit():
     r = run_child("--words", "3000000", "--vocab-size", "400")

@@ -224,7 +224,9 @@ class OpenRun:
 
     def checkpoint_counting(self, counter: Any, finished: bool) -> None:
         """Saves the word table, progress and ledger in one transaction."""
-        snapshot = counter.snapshot()
+        # Chunks are views, not copies: under a memory limit the snapshot is already the
+        # largest transient of a checkpoint.
+        snapshot = memoryview(counter.snapshot())
         self._ledger["counting"] = counter.ledger()
         try:
             with self._transaction():

@@ -21,9 +21,9 @@ from bytebpe import _bytebpe, documents, file_format, store
 from bytebpe.progress import ProgressBar
 
 SURROGATE_MODES = ("error", "surrogatepass")
+BAD_ITEM_MODES = ("error", "skip")
 # Dataset rows read at once under a memory limit.
 DATASET_ROWS = 256
-BAD_ITEM_MODES = ("error", "skip")
 
 
 class TrainingWarning(UserWarning):
