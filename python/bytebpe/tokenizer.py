@@ -91,9 +91,12 @@ class Tokenizer:
         interrupted count cannot be resumed (a one-shot iterator).
 
         `memory_limit` (bytes, or a string like "2GB", "1.5GiB", "500MB"; at least 64 MiB)
-        bounds the peak memory of the whole process (see docs/design.md for the overhead):
-        word counts stay exact while they fit; past that the rarest words are dropped at
-        fixed points of the input, and what was dropped is counted in `loss_report()`.
+        bounds the peak resident memory of the whole process to the limit plus 16 MiB,
+        counting 48 MiB for the interpreter and libraries (memory the caller holds beyond
+        that, such as a list of all documents, is not bytebpe's to bound: stream the
+        input). Word counts stay exact while they fit; past that the rarest words are
+        dropped at fixed points of the input, and what was dropped is counted in
+        `loss_report()` (`dropped_word_mass`, `dropped_bytes`).
         Below the limit the merges are exactly those of a run without one. The result
         depends on the limit and the order of the documents, never on batching or threads.
         """
