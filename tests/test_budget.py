@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from budget_child import documents
-from bytebpe import RunStore, StoreError, Tokenizer
+from bytebpe import RunStore, StoreError, Tokenizer, TrainingWarning
 from bytebpe.cli import main
 from bytebpe.ledger import format_report, is_clean
 from bytebpe.sample import sample_documents
@@ -113,6 +113,8 @@ def test_pre_counted_words_are_pruned_too():
     assert training["dropped_word_mass"] > 0
     assert training["dropped_bytes"] == 10 * training["dropped_word_mass"]
     assert any(tok.token_bytes(m.token) == b" the" for m in tok.merges())
+    with pytest.warns(TrainingWarning, match=r"short of the requested .*memory_limit dropped rare words"):
+        Tokenizer.train_from_counts(words, 100_000, memory_limit=LIMIT, progress=False)
 
 
 def test_resume_after_pruning_gives_the_same_merges(pruned, tmp_path):

@@ -331,7 +331,7 @@ def _merge_and_finish(
     restores the snapshot from before this step and prunes it the same way)."""
     counter.fit_merge_budget()
     ledger = _training_ledger(counter, rejected)
-    core = _merge(counter, s, run)
+    core = _merge(counter, s, run, pruned=ledger["dropped_word_mass"] > 0)
     if run:
         run.set_ledger("training", ledger)
         run.finish()
@@ -339,7 +339,7 @@ def _merge_and_finish(
 
 
 def _merge(
-    counter: _bytebpe.WordCounter, s: Settings, run: store.OpenRun | None
+    counter: _bytebpe.WordCounter, s: Settings, run: store.OpenRun | None, pruned: bool
 ) -> _bytebpe.CoreTokenizer:
     """Runs the merge loop (GIL released, Ctrl-C aware), replaying a stored log first,
     and warns when it stops short of `vocab_size`."""
@@ -366,7 +366,8 @@ def _merge(
         warnings.warn(
             f"training stopped at vocab_size={core.vocab_size}, short of the requested "
             f"{s.vocab_size}: no remaining pair occurs at least min_frequency="
-            f"{s.min_frequency} times",
+            f"{s.min_frequency} times"
+            + (" (memory_limit dropped rare words; see loss_report())" if pruned else ""),
             TrainingWarning,
             stacklevel=5,
         )
