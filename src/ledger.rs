@@ -59,6 +59,10 @@ pub struct Ledger {
     pub unmatched_bytes: u64,
     /// Pieces longer than the maximum token length, cut into shorter words.
     pub pieces_cut: u64,
+    /// Word occurrences dropped to stay inside a memory budget (rare words pruned).
+    pub dropped_word_mass: u64,
+    /// Bytes of text those occurrences covered (count x word length).
+    pub dropped_bytes: u64,
 }
 
 impl Ledger {
@@ -71,6 +75,8 @@ impl Ledger {
         self.surrogates += other.surrogates;
         self.unmatched_bytes += other.unmatched_bytes;
         self.pieces_cut += other.pieces_cut;
+        self.dropped_word_mass += other.dropped_word_mass;
+        self.dropped_bytes += other.dropped_bytes;
         self.invalid_examples.extend_from_slice(&other.invalid_examples);
         self.trim_examples();
     }

@@ -311,8 +311,8 @@ def test_streaming_dataset_is_consumed_without_materializing(tmp_path, monkeypat
     seen = []  # documents handed over at each batch: the first batch comes before the end
     real = documents.batches
 
-    def watching(docs_iter, size):
-        for batch in real(docs_iter, size):
+    def watching(docs_iter, *limits):
+        for batch in real(docs_iter, *limits):
             seen.append(len(batch))
             yield batch
 
@@ -330,8 +330,8 @@ def test_streaming_dataset_is_consumed_without_materializing(tmp_path, monkeypat
             produced.append(i)
             yield {"text": d}
 
-    def first_watch(docs_iter, size):
-        for batch in real(docs_iter, size):
+    def first_watch(docs_iter, *limits):
+        for batch in real(docs_iter, *limits):
             at_first_batch.append(len(produced))
             yield batch
 

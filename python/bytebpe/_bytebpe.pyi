@@ -6,6 +6,8 @@ from typing import final
 from typing_extensions import TypeAlias
 
 __all__ = [
+    "MEMORY_RESERVED",
+    "MIN_MEMORY_LIMIT",
     "CoreTokenizer",
     "CorruptTokenizerError",
     "DocumentReader",
@@ -20,6 +22,8 @@ __all__ = [
     "resolve_pattern",
 ]
 __version__: str
+MIN_MEMORY_LIMIT: int
+MEMORY_RESERVED: int
 
 _MergeTuple: TypeAlias = tuple[int, int, int, int]
 
@@ -94,6 +98,7 @@ class WordCounter:
         num_threads: int | None = None,
         surrogatepass: bool = False,
         max_token_length: int | None = None,
+        memory_limit: int | None = None,
     ) -> WordCounter: ...
     def add_batch(self, items: list[str | bytes], first_index: int) -> None: ...
     def add_counts(self, words: Sequence[tuple[bytes, int]]) -> None: ...
@@ -115,6 +120,11 @@ class WordCounter:
     def bytes(self) -> int: ...
     @property
     def distinct_words(self) -> int: ...
+    @property
+    def batch_bytes(self) -> int | None: ...
+    @property
+    def table_bytes(self) -> int: ...
+    def fit_merge_budget(self) -> int: ...
     def train(
         self,
         vocab_size: int,

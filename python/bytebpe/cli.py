@@ -12,14 +12,17 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterable, Iterator
 
 from bytebpe import __version__
 from bytebpe.inputs import read_files
 from bytebpe.tokenizer import Tokenizer
 
 # Without --heldout, every HOLDOUT_EVERY-th document is kept out of training and used
-# to measure compression, so the figure is honest.
+# to measure compression, so the figure is honest. At most HELDOUT_BYTES of them are
+# kept (a 16th of --memory-limit when one is given), so files are streamed, not held.
 HOLDOUT_EVERY = 20
+HELDOUT_BYTES = 32 * 10**6
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,6 +69,9 @@ def _add_train(commands: argparse._SubParsersAction) -> None:
                    help="files to measure compression on (default: every 20th document)")
     p.add_argument("--store", default=None,
                    help="keep the run in this SQLite run store; run again to resume after a crash")
+    p.add_argument("--memory-limit", default=None,
+                   help="peak memory of the whole run, e.g. 2GB or 1.5GiB (rare words are "
+                        "dropped past it and counted in the loss ledger)")
     p.add_argument("--show", type=int, default=20, help="how many learned tokens to show")
     p.set_defaults(run=_train)
 
@@ -94,25 +100,27 @@ def _train(args: argparse.Namespace) -> int:
     if args.sample:
         from bytebpe.sample import sample_documents
 
-        train_docs: list[str | bytes] = list(sample_documents(split="train"))
+        train_docs: Iterable[str | bytes] = list(sample_documents(split="train"))
         # English first, so the line shown in tokens is one most readers can follow.
         heldout: list[str | bytes] = sorted(
             sample_documents(split="heldout"), key=lambda d: not d.isascii()
         )
         source = "the bundled sample"
     else:
-        documents = list(read_files(args.inputs, documents=args.documents, text_column=args.text_column))
+        files = read_files(args.inputs, documents=args.documents, text_column=args.text_column)
         if args.heldout is not None:
-            train_docs = documents
+            train_docs = files
             heldout = list(
                 read_files(args.heldout, documents=args.documents, text_column=args.text_column)
             )
         else:
-            heldout = documents[HOLDOUT_EVERY - 1 :: HOLDOUT_EVERY]
-            train_docs = [d for i, d in enumerate(documents) if i % HOLDOUT_EVERY != HOLDOUT_EVERY - 1]
+            from bytebpe.training import parse_memory_limit
+
+            limit = parse_memory_limit(args.memory_limit)
+            cap = HELDOUT_BYTES if limit is None else min(HELDOUT_BYTES, limit // 16)
+            split = _HoldOut(files, HOLDOUT_EVERY, cap)
+            train_docs, heldout = split, split.heldout
         source = ", ".join(args.inputs)
-    n_bytes = sum(len(d.encode("utf-8") if isinstance(d, str) else d) for d in train_docs)
-    print(f"training on {source}: {len(train_docs):,} documents, {n_bytes / 1e6:,.1f} MB")
 
     started = time.perf_counter()
     tok = Tokenizer.train_from_iterator(
@@ -125,9 +133,17 @@ def _train(args: argparse.Namespace) -> int:
         store=args.store,
         base=load_base(args.base, args.pattern) if args.base else None,
         seed_merges=args.seed_merges,
+        memory_limit=args.memory_limit,
         progress=not args.no_progress,
     )
     seconds = time.perf_counter() - started
+    training = tok.loss_report()["training"] or {}
+    n_bytes = training.get("bytes", 0)
+    print(f"trained on {source}: {training.get('documents', 0):,} documents, "
+          f"{n_bytes / 1e6:,.1f} MB")
+    if training.get("dropped_word_mass"):
+        print(f"memory limit {args.memory_limit}: dropped {training['dropped_word_mass']:,} "
+              f"occurrences of rare words ({training['dropped_bytes'] / 1e6:,.1f} MB of text)")
     tok.save(args.output)
     print(f"vocabulary size: {tok.vocab_size:,} (asked for {args.vocab_size:,})")
     print(f"time: {seconds:.2f} s ({n_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s)")
@@ -174,6 +190,7 @@ def _train_streaming(args: argparse.Namespace) -> int:
         store=args.store,
         base=load_base(args.base, args.pattern) if args.base else None,
         seed_merges=args.seed_merges,
+        memory_limit=args.memory_limit,
         progress=not args.no_progress,
     )
     started = time.perf_counter()
@@ -201,6 +218,27 @@ def _train_streaming(args: argparse.Namespace) -> int:
     _show_learned(tok, args.show, heldout)
     print(f"wrote {args.output}")
     return 0
+
+
+class _HoldOut:
+    """The documents of `docs` except every `every`-th one, which goes to `heldout`
+    (up to `cap` bytes). Iterable again (files are reopened), so a stored run can resume
+    its counting."""
+
+    def __init__(self, docs: Iterable[str | bytes], every: int, cap: int) -> None:
+        self.docs, self.every, self.cap = docs, every, cap
+        self.heldout: list[str | bytes] = []
+
+    def __iter__(self) -> Iterator[str | bytes]:
+        self.heldout.clear()
+        size = 0
+        for i, doc in enumerate(self.docs):
+            if i % self.every == self.every - 1:
+                if size < self.cap:
+                    self.heldout.append(doc)
+                    size += len(doc)
+                continue
+            yield doc
 
 
 def _add_encode(commands: argparse._SubParsersAction) -> None:
@@ -259,7 +297,8 @@ def _inspect(args: argparse.Namespace) -> int:
         print(f"  pattern: {tok.pattern_name or repr(tok.pattern)}")
         print(f"  special tokens: {run.special_tokens}")
         print(f"  min_frequency: {meta['min_frequency']}, max_token_length: "
-              f"{meta['max_token_length']}, target vocab_size: {meta.get('vocab_size')}")
+              f"{meta['max_token_length']}, target vocab_size: {meta.get('vocab_size')}, "
+              f"memory_limit: {meta.get('memory_limit', 'null')}")
         state = "finished" if run.counting_finished else "in progress"
         print(f"  counting: {state}, {run.documents:,} documents, {run.bytes:,} bytes")
         if "start_state" in meta:

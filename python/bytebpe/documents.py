@@ -63,18 +63,18 @@ def is_hf_dataset(data: object) -> bool:
 
 
 def batches(
-    documents: Iterator[str | bytes], buffer_size: int
+    documents: Iterator[str | bytes], buffer_size: int, batch_bytes: int = BATCH_BYTES
 ) -> Iterator[list[str | bytes]]:
     """Groups documents into batches of at most `buffer_size` documents or about
-    BATCH_BYTES bytes."""
+    `batch_bytes` bytes."""
     batch: list[str | bytes] = []
-    batch_bytes = 0
+    size = 0
     for doc in documents:
         batch.append(doc)
-        batch_bytes += len(doc)
-        if len(batch) >= buffer_size or batch_bytes >= BATCH_BYTES:
+        size += len(doc)
+        if len(batch) >= buffer_size or size >= batch_bytes:
             yield batch
-            batch, batch_bytes = [], 0
+            batch, size = [], 0
     if batch:
         yield batch
 

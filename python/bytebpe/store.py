@@ -86,6 +86,8 @@ class RunConfig:
     max_token_length: int | None
     # The sha256 of the tokenizer a warm start extends ("" for a run from the bytes).
     start: str = ""
+    # A memory limit decides which rare words are pruned, so it must match too.
+    memory_limit: int | None = None
 
     def as_meta(self) -> dict[str, str]:
         return {
@@ -94,6 +96,7 @@ class RunConfig:
             "min_frequency": str(self.min_frequency),
             "max_token_length": json.dumps(self.max_token_length),
             "start": self.start,
+            "memory_limit": json.dumps(self.memory_limit),
         }
 
 
@@ -239,7 +242,9 @@ class OpenRun:
 
     def checkpoint_counting(self, counter: Any, finished: bool) -> None:
         """Saves the word table, progress and ledger in one transaction."""
-        snapshot = counter.snapshot()
+        # Chunks are views, not copies: under a memory limit the snapshot is already the
+        # largest transient of a checkpoint.
+        snapshot = memoryview(counter.snapshot())
         self._ledger["counting"] = counter.ledger()
         try:
             with self._transaction():
@@ -362,7 +367,8 @@ def _is_blank(path: str) -> bool:
 
 def _check_same_config(meta: dict[str, str], config: RunConfig, where: str) -> None:
     for key, wanted in config.as_meta().items():
-        if meta.get(key) != wanted:
+        # Stores from before memory limits have no key for it: they had none.
+        if meta.get(key, "null" if key == "memory_limit" else None) != wanted:
             raise StoreError(
                 f"the run store {where} was made with {key}={meta.get(key)}, but this call "
                 f"has {key}={wanted}; use another store path (or delete it) to start a new "

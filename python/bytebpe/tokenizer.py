@@ -70,6 +70,7 @@ class Tokenizer:
         restart_counting: bool = False,
         base: Tokenizer | None = None,
         seed_merges: str | Sequence[str | bytes] | None = None,
+        memory_limit: int | str | None = None,
         progress: bool = True,
     ) -> Tokenizer:
         """Trains on documents from any iterable.
@@ -101,12 +102,23 @@ class Tokenizer:
         special-token ids; new special tokens come after every id. `seed_merges` (a preset:
         "digits", "whitespace", "code", joined by commas; or a list of strings) makes those
         tokens first, before any counted merge (see `bytebpe.seeds`).
+
+        `memory_limit` (bytes, or a string like "2GB", "1.5GiB", "500MB"; at least 64 MiB)
+        bounds the peak resident memory of the whole process to the limit plus 16 MiB,
+        counting 48 MiB for the interpreter and libraries (memory the caller holds beyond
+        that, such as a list of all documents, is not bytebpe's to bound: stream the
+        input). Word counts stay exact while they fit; past that the rarest words are
+        dropped at fixed points of the input, and what was dropped is counted in
+        `loss_report()` (`dropped_word_mass`, `dropped_bytes`).
+        Below the limit the merges are exactly those of a run without one. The result
+        depends on the limit and the order of the documents, never on batching or threads.
         """
         s = training.settings(
             vocab_size, pattern=pattern, special_tokens=special_tokens,
             min_frequency=min_frequency, num_threads=num_threads,
             max_token_length=max_token_length, progress=progress, store_arg=store,
             buffer_size=buffer_size, base=base, seed_merges=seed_merges,
+            memory_limit=memory_limit,
         )
         training.check_choice("surrogates", surrogates, training.SURROGATE_MODES)
         training.check_choice("on_bad_item", on_bad_item, training.BAD_ITEM_MODES)
@@ -135,6 +147,7 @@ class Tokenizer:
         restart_counting: bool = False,
         base: Tokenizer | None = None,
         seed_merges: str | Sequence[str | bytes] | None = None,
+        memory_limit: int | str | None = None,
         chunk_size: int = files.DEFAULT_CHUNK_SIZE,
         progress: bool = True,
     ) -> Tokenizer:
@@ -165,7 +178,7 @@ class Tokenizer:
             vocab_size, pattern=pattern, special_tokens=special_tokens,
             min_frequency=min_frequency, num_threads=num_threads,
             max_token_length=max_token_length, progress=progress, store_arg=store,
-            base=base, seed_merges=seed_merges,
+            base=base, seed_merges=seed_merges, memory_limit=memory_limit,
         )
         sep = files.check_documents(documents, separator)
         training.check_int("chunk_size", chunk_size, minimum=1)
@@ -197,6 +210,7 @@ class Tokenizer:
         restart_counting: bool = False,
         base: Tokenizer | None = None,
         seed_merges: str | Sequence[str | bytes] | None = None,
+        memory_limit: int | str | None = None,
         chunk_size: int = files.DEFAULT_CHUNK_SIZE,
         name: str = "<stream>",
         progress: bool = True,
@@ -215,7 +229,7 @@ class Tokenizer:
             vocab_size, pattern=pattern, special_tokens=special_tokens,
             min_frequency=min_frequency, num_threads=num_threads,
             max_token_length=max_token_length, progress=progress, store_arg=store,
-            base=base, seed_merges=seed_merges,
+            base=base, seed_merges=seed_merges, memory_limit=memory_limit,
         )
         sep = files.check_documents(documents, separator)
         training.check_choice("format", format, ("text", "jsonl"))
@@ -244,18 +258,21 @@ class Tokenizer:
         store: str | os.PathLike[str] | RunStore | None = None,
         base: Tokenizer | None = None,
         seed_merges: str | Sequence[str | bytes] | None = None,
+        memory_limit: int | str | None = None,
         progress: bool = True,
     ) -> Tokenizer:
         """Trains on pre-counted words (each key is one word, not split further).
 
         Counts are ints in [0, 2**64). `pattern` is stored for encoding later. `store`,
-        `base` and `seed_merges` work as in `train_from_iterator`.
+        `base`, `seed_merges` and `memory_limit` work as in `train_from_iterator` (the
+        mapping itself is the caller's memory; with a limit, pruning depends on the
+        mapping's order).
         """
         s = training.settings(
             vocab_size, pattern=pattern, special_tokens=special_tokens,
             min_frequency=min_frequency, num_threads=num_threads,
             max_token_length=max_token_length, progress=progress, store_arg=store,
-            base=base, seed_merges=seed_merges,
+            base=base, seed_merges=seed_merges, memory_limit=memory_limit,
         )
         core, ledger = training.train_counts(counts, s)
         return cls(core, ledger)
@@ -269,6 +286,7 @@ class Tokenizer:
         special_tokens: Sequence[str] = (),
         base: Tokenizer | None = None,
         seed_merges: str | Sequence[str | bytes] | None = None,
+        memory_limit: int | str | None = None,
         store: str | os.PathLike[str] | None = None,
         **options: Any,
     ) -> Tokenizer:
@@ -283,7 +301,8 @@ class Tokenizer:
         buffer_size, max_token_length, progress, ...) are those of `train_from_iterator`.
         """
         return phases_module.train_phases(
-            cls, phases, base=base, seed_merges=seed_merges, special_tokens=special_tokens,
+            cls, phases, base=base, seed_merges=seed_merges, memory_limit=memory_limit,
+            special_tokens=special_tokens,
             pattern=pattern, store=store, **options,
         )
 

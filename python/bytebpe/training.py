@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
@@ -23,6 +24,8 @@ from bytebpe.progress import ProgressBar
 
 SURROGATE_MODES = ("error", "surrogatepass")
 BAD_ITEM_MODES = ("error", "skip")
+# Dataset rows read at once under a memory limit.
+DATASET_ROWS = 256
 
 
 class TrainingWarning(UserWarning):
@@ -43,6 +46,7 @@ class Settings:
     store: store.RunStore | None
     # What training extends (a warm start, seed merges), or None to start from the bytes.
     start: _bytebpe.CoreTokenizer | None = None
+    memory_limit: int | None = None
 
 
 def check_config(
@@ -88,6 +92,7 @@ def settings(
     buffer_size: object = 1,
     base: object = None,
     seed_merges: object = None,
+    memory_limit: object = None,
 ) -> Settings:
     specials = check_config(vocab_size, special_tokens, min_frequency, num_threads, buffer_size)
     start = _start_of(base)
@@ -132,6 +137,7 @@ def settings(
         progress=bool(progress),
         store=store_arg,  # type: ignore[arg-type]
         start=start,
+        memory_limit=parse_memory_limit(memory_limit),
     )
 
 
@@ -147,6 +153,51 @@ def _start_of(base: object) -> _bytebpe.CoreTokenizer | None:
             "Tokenizer.from_huggingface(path)"
         )
     return core
+
+
+_UNITS = {
+    "": 1, "b": 1,
+    "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-zA-Z]*)\s*")
+
+
+def parse_memory_limit(value: object) -> int | None:
+    """`memory_limit` as bytes: None, an int of bytes, or a string such as "2GB",
+    "1.5GiB", "500MB" (decimal kB/MB/GB/TB and binary KiB/MiB/GiB/TiB, any case)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(
+            f"memory_limit must be an int (bytes) or a string like '2GB' or '1.5GiB', "
+            f"not {type(value).__name__}"
+        )
+    if isinstance(value, str):
+        match = _SIZE.fullmatch(value)
+        unit = match.group(2).lower() if match else None
+        if match is None or unit not in _UNITS:
+            raise ValueError(
+                f"memory_limit={value!r} is not a size: write a number and a unit, like "
+                "'2GB', '1.5GiB' or '500MB' (units: B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)"
+            )
+        number = match.group(1)
+        whole, _, frac = number.partition(".")
+        # Exact decimal arithmetic: '1.5GiB' is 1610612736 bytes, not a float's guess.
+        scale = _UNITS[unit]
+        limit = int(whole or 0) * scale + int(frac or 0) * scale // 10 ** len(frac)
+    else:
+        limit = value
+    minimum = _bytebpe.MIN_MEMORY_LIMIT
+    if limit < minimum:
+        raise ValueError(
+            f"memory_limit={value!r} ({limit:,} bytes) is too small: it must be at least "
+            f"{minimum:,} bytes (64 MiB), of which {_bytebpe.MEMORY_RESERVED:,} bytes "
+            "(48 MiB) are left to the Python interpreter and libraries"
+        )
+    if limit >= 2**64:
+        raise ValueError(f"memory_limit={value!r} is too large: at most 2**64-1 bytes")
+    return limit
 
 
 def check_int(name: str, value: object, *, minimum: int, why: str = "") -> None:
@@ -197,7 +248,10 @@ def train_documents(
                 _restore(counter, stored)
                 rejected = stored.ledger.get("rejected_items", rejected)
                 skip = stored.documents
-            docs = documents.iter_documents(data, text_column, buffer_size, rejected)
+            # A dataset is read `buffer_size` rows at a time; under a memory limit fewer,
+            # since rows are held as Python objects before batching by bytes.
+            rows = buffer_size if s.memory_limit is None else min(buffer_size, DATASET_ROWS)
+            docs = documents.iter_documents(data, text_column, rows, rejected)
             if skip:
                 _skip_counted(docs, skip, stored, buffer_size, run.where)
             total = len(data) if hasattr(data, "__len__") else None
@@ -207,13 +261,14 @@ def train_documents(
 
 def train_counts(counts: Mapping, s: Settings) -> tuple[_bytebpe.CoreTokenizer, dict[str, Any]]:
     """Trains on pre-counted words, optionally in a run store."""
-    items = word_count_items(counts)
+    chunks = word_count_chunks(counts)
     counter = _new_counter(s, False)
     with _open_run(s) as run:
         if run and run.stored.counting_finished:
             _restore(counter, run.stored)
         else:
-            counter.add_counts(items)
+            for chunk in chunks:
+                counter.add_counts(chunk)
             if run:
                 run.checkpoint_counting(counter, finished=True)
         return _merge_and_finish(counter, s, run, None)
@@ -224,7 +279,8 @@ def train_counts(counts: Mapping, s: Settings) -> tuple[_bytebpe.CoreTokenizer, 
 
 def _new_counter(s: Settings, surrogatepass: bool) -> _bytebpe.WordCounter:
     return _bytebpe.WordCounter(
-        s.pattern, s.special_tokens, s.num_threads, surrogatepass, s.max_token_length
+        s.pattern, s.special_tokens, s.num_threads, surrogatepass, s.max_token_length,
+        s.memory_limit,
     )
 
 
@@ -244,6 +300,7 @@ def _open_run(s: Settings) -> Iterator[store.OpenRun | None]:
         min_frequency=s.min_frequency,
         max_token_length=s.max_token_length,
         start=hashlib.sha256(start[0].encode()).hexdigest() if start else "",
+        memory_limit=s.memory_limit,
     )
     run = store.OpenRun(s.store, config, s.vocab_size, start)
     try:
@@ -291,8 +348,10 @@ def _count(
     """Counts `docs` in batches: progress per batch, a store checkpoint when due."""
     started = last_checkpoint = time.perf_counter()
     first = counter.documents
+    # Under a memory limit the budget sets how much input a batch may hold.
+    batch_bytes = counter.batch_bytes or documents.BATCH_BYTES
     with ProgressBar(s.progress, desc="counting", unit="doc", total=total, initial=first) as bar:
-        for batch in documents.batches(docs, buffer_size):
+        for batch in documents.batches(docs, buffer_size, batch_bytes):
             counter.add_batch(batch, first)
             first += len(batch)
             bar.update(len(batch))
@@ -317,9 +376,12 @@ def _merge_and_finish(
     rejected: dict[str, int] | None,
 ) -> tuple[_bytebpe.CoreTokenizer, dict[str, Any]]:
     """Merges, then seals the run: the training ledger (taken before the counter is
-    consumed by training) goes into the store with the last merges."""
+    consumed by training) goes into the store with the last merges. Under a memory limit
+    the table is first pruned to fit the merge loop (booked in that ledger; a resumed run
+    restores the snapshot from before this step and prunes it the same way)."""
+    counter.fit_merge_budget()
     ledger = _training_ledger(counter, rejected)
-    core = _merge(counter, s, run)
+    core = _merge(counter, s, run, pruned=ledger["dropped_word_mass"] > 0)
     if run:
         run.set_ledger("training", ledger)
         run.finish()
@@ -327,7 +389,7 @@ def _merge_and_finish(
 
 
 def _merge(
-    counter: _bytebpe.WordCounter, s: Settings, run: store.OpenRun | None
+    counter: _bytebpe.WordCounter, s: Settings, run: store.OpenRun | None, pruned: bool
 ) -> _bytebpe.CoreTokenizer:
     """Runs the merge loop (GIL released, Ctrl-C aware), replaying a stored log first,
     and warns when it stops short of `vocab_size`."""
@@ -360,7 +422,8 @@ def _merge(
         warnings.warn(
             f"training stopped at vocab_size={core.vocab_size}, short of the requested "
             f"{s.vocab_size}: no remaining pair occurs at least min_frequency="
-            f"{s.min_frequency} times",
+            f"{s.min_frequency} times"
+            + (" (memory_limit dropped rare words; see loss_report())" if pruned else ""),
             TrainingWarning,
             stacklevel=5,
         )
@@ -372,17 +435,27 @@ def _training_ledger(
 ) -> dict[str, Any]:
     ledger = dict(counter.ledger())
     ledger["rejected_items"] = dict(rejected or {})
-    # Memory budgets (which may drop rare words) are not in this version: nothing dropped.
-    ledger["dropped_word_mass"] = 0
-    ledger["dropped_bytes"] = 0
     return ledger
 
 
-def word_count_items(counts: Mapping) -> list[tuple[bytes, int]]:
-    """Checks a word -> count mapping and returns (word bytes, count) pairs."""
+# Pre-counted words are checked and handed over this many at a time, so no copy of the
+# whole mapping is made.
+COUNTS_CHUNK = 65536
+
+
+def word_count_chunks(counts: Mapping) -> Iterator[list[tuple[bytes, int]]]:
+    """Checks a word -> count mapping, then returns its (word bytes, count) pairs in
+    chunks. Every word is checked before any is counted (a first pass that keeps nothing),
+    so a bad entry is an error before a run store is touched."""
     if not isinstance(counts, Mapping):
         raise TypeError(f"counts must be a mapping of word -> count, not {type(counts).__name__}")
-    items = []
+    for _ in _count_chunks(counts):
+        pass
+    return _count_chunks(counts)
+
+
+def _count_chunks(counts: Mapping) -> Iterator[list[tuple[bytes, int]]]:
+    items: list[tuple[bytes, int]] = []
     for word, count in counts.items():
         if isinstance(word, str):
             try:
@@ -401,4 +474,8 @@ def word_count_items(counts: Mapping) -> list[tuple[bytes, int]]:
         if not 0 <= count < 2**64:
             raise ValueError(f"the count of word {word!r} is {count}; counts must be in [0, 2**64)")
         items.append((data, count))
-    return items
+        if len(items) >= COUNTS_CHUNK:
+            yield items
+            items = []
+    if items:
+        yield items

@@ -27,6 +27,8 @@ pub fn to_dict<'py>(py: Python<'py>, ledger: &Ledger) -> PyResult<Bound<'py, PyD
     d.set_item("lone_surrogates", ledger.surrogates)?;
     d.set_item("unmatched_bytes", ledger.unmatched_bytes)?;
     d.set_item("pieces_cut", ledger.pieces_cut)?;
+    d.set_item("dropped_word_mass", ledger.dropped_word_mass)?;
+    d.set_item("dropped_bytes", ledger.dropped_bytes)?;
     Ok(d)
 }
 
@@ -34,12 +36,16 @@ pub fn from_dict(d: &Bound<'_, PyDict>) -> PyResult<Ledger> {
     let get = |key: &str| -> PyResult<Bound<'_, PyAny>> {
         d.get_item(key)?.ok_or_else(|| PyValueError::new_err(format!("ledger lacks {key:?}")))
     };
+    let optional = |key: &str| -> PyResult<u64> { d.get_item(key)?.map_or(Ok(0), |v| v.extract()) };
     let mut ledger = Ledger {
         documents: get("documents")?.extract()?,
         bytes: get("bytes")?.extract()?,
         surrogates: get("lone_surrogates")?.extract()?,
         unmatched_bytes: get("unmatched_bytes")?.extract()?,
         pieces_cut: get("pieces_cut")?.extract()?,
+        // Stores written before memory budgets existed lack these (nothing was dropped).
+        dropped_word_mass: optional("dropped_word_mass")?,
+        dropped_bytes: optional("dropped_bytes")?,
         ..Ledger::default()
     };
     let invalid = get("invalid_utf8_bytes")?;

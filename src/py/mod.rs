@@ -15,6 +15,8 @@ use pyo3::prelude::*;
 #[pymodule(gil_used = false)]
 fn _bytebpe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MIN_MEMORY_LIMIT", crate::train::budget::MIN_LIMIT)?;
+    m.add("MEMORY_RESERVED", crate::train::budget::RESERVED)?;
     m.add_class::<tokenizer::CoreTokenizer>()?;
     m.add_class::<trainer::WordCounter>()?;
     m.add_class::<reader::DocumentReader>()?;

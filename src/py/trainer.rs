@@ -14,7 +14,7 @@ use crate::ledger::Ledger;
 use crate::pretokenize::Pattern;
 use crate::special::SpecialTokens;
 use crate::train::count::EMPTY_FINGERPRINT;
-use crate::train::{self, Document, MergeRecord, Progress, TrainConfig};
+use crate::train::{self, Budget, Document, MergeRecord, Progress, TrainConfig};
 
 /// A document kept alive as a Python object while the GIL is released.
 pub(super) enum HeldDocument {
@@ -57,23 +57,24 @@ impl WordCounter {
 #[pymethods]
 impl WordCounter {
     #[new]
-    #[pyo3(signature = (pattern, special_tokens, num_threads=None, surrogatepass=false, max_token_length=None))]
+    #[pyo3(signature = (pattern, special_tokens, num_threads=None, surrogatepass=false, max_token_length=None, memory_limit=None))]
     fn new(
         pattern: &str,
         special_tokens: Vec<String>,
         num_threads: Option<usize>,
         surrogatepass: bool,
         max_token_length: Option<usize>,
+        memory_limit: Option<u64>,
     ) -> PyResult<Self> {
         let pattern = Pattern::new(pattern).map_err(to_py)?;
         // Ids are assigned after training; only the texts matter while counting.
         let specials = special_tokens.into_iter().map(|t| (t, 0)).collect();
         let specials = SpecialTokens::new(specials).map_err(to_py)?;
-        Ok(Self {
-            inner: Some(train::WordCounter::new(pattern, specials, max_token_length)),
-            threads: num_threads,
-            surrogatepass,
-        })
+        let mut counter = train::WordCounter::new(pattern, specials, max_token_length);
+        if let Some(limit) = memory_limit {
+            counter = counter.with_budget(Budget::new(limit).map_err(to_py)?);
+        }
+        Ok(Self { inner: Some(counter), threads: num_threads, surrogatepass })
     }
 
     /// Counts a batch of `str`/`bytes` documents; `first_index` numbers them in errors.
@@ -187,6 +188,25 @@ impl WordCounter {
     #[getter]
     fn distinct_words(&self) -> usize {
         self.inner.as_ref().map_or(0, |c| c.distinct_words())
+    }
+
+    /// With a memory limit: the input bytes a batch should hold at most (None without).
+    #[getter]
+    fn batch_bytes(&self) -> Option<u64> {
+        self.inner.as_ref().and_then(|c| c.budget()).map(|b| b.batch_bytes)
+    }
+
+    /// The word table's estimated memory in bytes.
+    #[getter]
+    fn table_bytes(&self) -> u64 {
+        self.inner.as_ref().map_or(0, |c| c.table_bytes())
+    }
+
+    /// With a memory limit: prunes the rarest words until the merge loop's estimated
+    /// memory fits (booked in the ledger); returns that estimate (0 without a limit).
+    fn fit_merge_budget(&mut self, py: Python<'_>) -> PyResult<u64> {
+        let counter = self.counter()?;
+        Ok(py.detach(|| counter.fit_merge_budget()))
     }
 
     /// Runs the merge loop with the GIL released. `replay` is the merge log of an earlier

@@ -3,6 +3,7 @@
 use ahash::AHashMap;
 use rayon::prelude::*;
 
+use super::budget::{self, Budget, CostByCount};
 use crate::error::{Error, Result};
 use crate::ledger::Ledger;
 use crate::parallel;
@@ -37,6 +38,15 @@ pub struct WordCounter {
     ledger: Ledger,
     /// A fingerprint of the documents counted, in order (see [`fingerprint`]).
     fingerprint: Fingerprinter,
+    /// With a memory limit: when to check the table, and how far to prune it.
+    budget: Option<Budget>,
+    /// The table's estimated memory ([`budget::table_entry`] summed over its words).
+    table_bytes: u64,
+    /// Bytes of pre-counted words added (`add_word` checkpoints fall on this volume).
+    words_added: u64,
+    /// Input bytes up to the end of the last whole document: budget checkpoints fall at
+    /// document ends, however the documents were cut into segments.
+    doc_end_bytes: u64,
 }
 
 /// The fingerprint of no documents.
@@ -132,7 +142,30 @@ impl WordCounter {
             shards: empty_shards(),
             ledger: Ledger::default(),
             fingerprint: Fingerprinter::new(EMPTY_FINGERPRINT),
+            budget: None,
+            table_bytes: 0,
+            words_added: 0,
+            doc_end_bytes: 0,
         }
+    }
+
+    /// Keeps the word table (and later the merge loop) within `budget`: at each
+    /// checkpoint (every `budget.checkpoint_every` bytes of input, at the end of the
+    /// document that reaches it) a table estimated above `table_high` loses its rarest
+    /// words. Checkpoints depend only on the documents' order and sizes, so the result
+    /// is the same for any batching or thread count.
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    pub fn budget(&self) -> Option<&Budget> {
+        self.budget.as_ref()
+    }
+
+    /// The word table's estimated memory in bytes.
+    pub fn table_bytes(&self) -> u64 {
+        self.table_bytes
     }
 
     pub fn ledger(&self) -> &Ledger {
@@ -171,6 +204,7 @@ impl WordCounter {
         let (n, mut rest) = body.split_at_checked(8).ok_or_else(|| corrupt("cut short"))?;
         let n = u64::from_le_bytes(n.try_into().expect("8 bytes"));
         let mut shards = empty_shards();
+        let mut table_bytes = 0;
         for _ in 0..n {
             let len = take_varint(&mut rest).ok_or_else(|| corrupt("cut short"))? as usize;
             let (word, after) = rest.split_at_checked(len).ok_or_else(|| corrupt("cut short"))?;
@@ -179,11 +213,15 @@ impl WordCounter {
             if shards[shard_of(word)].insert(word.to_vec(), count).is_some() {
                 return Err(corrupt("a word appears twice"));
             }
+            table_bytes += budget::table_entry(word.len() as u64);
         }
         if !rest.is_empty() {
             return Err(corrupt("trailing bytes"));
         }
         self.shards = shards;
+        self.table_bytes = table_bytes;
+        // Snapshots are taken between documents.
+        self.doc_end_bytes = ledger.bytes;
         self.ledger = ledger;
         self.fingerprint = Fingerprinter::new(fingerprint);
         Ok(())
@@ -219,7 +257,8 @@ impl WordCounter {
     }
 
     /// Counts a batch in parallel. `first_index` is the index of `docs[0]` in the whole
-    /// input, used to name a failing document. On error nothing of the batch is counted.
+    /// input, used to name a failing document. On error nothing of the batch is counted
+    /// (with a budget: nothing after the last checkpoint before the failing document).
     pub fn add_documents(
         &mut self,
         docs: &[Document<'_>],
@@ -233,8 +272,44 @@ impl WordCounter {
     /// Counts a batch of segments in parallel: whole documents, or parts of documents
     /// read in chunks (a document is counted in `documents` with its last segment).
     /// `first_index` is the index of the document of `segments[0]`. On error nothing of
-    /// the batch is counted.
+    /// the batch is counted (with a budget: nothing after the last checkpoint before the
+    /// failing document).
     pub fn add_segments(
+        &mut self,
+        segments: &[Segment<'_>],
+        first_index: u64,
+        threads: Option<usize>,
+    ) -> Result<()> {
+        let Some(every) = self.budget.map(|b| b.checkpoint_every) else {
+            return self.count_segments(segments, first_index, threads);
+        };
+        // Cut the batch at checkpoints: after the document whose end reaches the next
+        // multiple of `every` input bytes, wherever batches or segments happen to start.
+        let mut start = 0;
+        let mut index = first_index;
+        while start < segments.len() {
+            let (mut bytes, mut last_end) = (self.ledger.bytes, self.doc_end_bytes);
+            let (mut end, mut reached) = (start, false);
+            while end < segments.len() && !reached {
+                bytes += segments[end].data.len() as u64;
+                if segments[end].ends {
+                    reached = bytes / every > last_end / every;
+                    last_end = bytes;
+                }
+                end += 1;
+            }
+            let part = &segments[start..end];
+            self.count_segments(part, index, threads)?;
+            index += part.iter().filter(|s| s.ends).count() as u64;
+            if reached {
+                self.checkpoint();
+            }
+            start = end;
+        }
+        Ok(())
+    }
+
+    fn count_segments(
         &mut self,
         segments: &[Segment<'_>],
         first_index: u64,
@@ -280,15 +355,22 @@ impl WordCounter {
             }
             self.ledger.absorb(&ledger);
         }
-        pool.install(|| {
-            self.shards.par_iter_mut().zip(by_shard).for_each(|(shard, partials)| {
-                for partial in partials {
-                    absorb(shard, partial);
-                }
-            })
+        let added: u64 = pool.install(|| {
+            self.shards
+                .par_iter_mut()
+                .zip(by_shard)
+                .map(|(shard, partials)| {
+                    partials.into_iter().map(|partial| absorb(shard, partial)).sum::<u64>()
+                })
+                .sum()
         });
+        self.table_bytes += added;
         self.ledger.documents += segments.iter().filter(|s| s.ends).count() as u64;
         self.ledger.bytes += segments.iter().map(|s| s.data.len() as u64).sum::<u64>();
+        if let Some(last) = segments.iter().rposition(|s| s.ends) {
+            let tail: u64 = segments[last + 1..].iter().map(|s| s.data.len() as u64).sum();
+            self.doc_end_bytes = self.ledger.bytes - tail;
+        }
         for seg in segments {
             self.fingerprint.add(seg);
         }
@@ -303,7 +385,10 @@ impl WordCounter {
         let shard = &mut self.shards[shard_of(word)];
         let slot = match shard.get_mut(word) {
             Some(slot) => slot,
-            None => shard.entry(word.to_vec()).or_insert(0),
+            None => {
+                self.table_bytes += budget::table_entry(word.len() as u64);
+                shard.entry(word.to_vec()).or_insert(0)
+            }
         };
         *slot = slot.checked_add(count).ok_or_else(|| {
             Error::InvalidConfig(format!(
@@ -311,12 +396,132 @@ impl WordCounter {
                 String::from_utf8_lossy(word)
             ))
         })?;
+        // Pre-counted words have checkpoints of their own, on the bytes of words added
+        // (so they depend on the order the words are given in).
+        if let Some(every) = self.budget.map(|b| b.checkpoint_every) {
+            let before = self.words_added;
+            self.words_added += word.len() as u64;
+            if self.words_added / every > before / every {
+                self.checkpoint();
+            }
+        }
         Ok(())
+    }
+
+    /// At a checkpoint: prunes the table when its estimate is above the high mark.
+    fn checkpoint(&mut self) {
+        if let Some(b) = self.budget {
+            if self.table_bytes > b.table_high {
+                self.prune(b.table_low, budget::table_entry);
+            }
+        }
+    }
+
+    /// Before the merge loop: prunes the rarest words until the merge loop's estimate
+    /// fits the budget. Returns the estimate after pruning (0 without a budget).
+    pub fn fit_merge_budget(&mut self) -> u64 {
+        let Some(b) = self.budget else {
+            return 0;
+        };
+        let estimate = self.merge_bytes();
+        if estimate > b.merge_bytes {
+            self.prune(b.merge_bytes, budget::merge_entry);
+            return self.merge_bytes();
+        }
+        estimate
+    }
+
+    /// The merge loop's estimated peak memory for the current table.
+    pub fn merge_bytes(&self) -> u64 {
+        let per_shard =
+            |s: &WordCounts| -> u64 { s.keys().map(|w| budget::merge_entry(w.len() as u64)).sum() };
+        parallel::pool(None).install(|| self.shards.par_iter().map(per_shard).sum())
+    }
+
+    /// Drops the rarest words until the estimate (`cost` per word length) is at most
+    /// `target`: every word below the smallest count threshold `t` that fits, and of the
+    /// words at `t`, those outside the tie buckets that fit (by a fixed hash of the word,
+    /// see [`budget::TIE_BUCKETS`]). Dropped occurrences and bytes go to the ledger. The
+    /// choice depends only on the table's contents, never on its layout in memory.
+    fn prune(&mut self, target: u64, cost: fn(u64) -> u64) {
+        let pool = parallel::pool(None);
+        let histogram = pool.install(|| {
+            self.shards
+                .par_iter()
+                .map(|s| {
+                    let mut h = CostByCount::default();
+                    for (w, &n) in s {
+                        h.add(n, cost(w.len() as u64));
+                    }
+                    h
+                })
+                .reduce(CostByCount::default, CostByCount::merge)
+        });
+        let (threshold, above) = histogram.threshold(target);
+        if threshold == 0 {
+            return;
+        }
+        let ties = pool.install(|| {
+            self.shards
+                .par_iter()
+                .map(|s| {
+                    let mut costs = [0u64; budget::TIE_BUCKETS];
+                    for (w, &n) in s {
+                        if n == threshold {
+                            costs[tie_bucket(w)] += cost(w.len() as u64);
+                        }
+                    }
+                    costs
+                })
+                .reduce(
+                    || [0u64; budget::TIE_BUCKETS],
+                    |mut a, b| {
+                        for (x, y) in a.iter_mut().zip(b) {
+                            *x += y;
+                        }
+                        a
+                    },
+                )
+        });
+        let keep_ties = budget::tie_buckets(&ties, target - above);
+        let (mass, bytes, kept): (u64, u64, u64) = pool.install(|| {
+            self.shards
+                .par_iter_mut()
+                .map(|s| {
+                    let (mut mass, mut bytes, mut kept) = (0u64, 0u64, 0u64);
+                    s.retain(|w, &mut n| {
+                        if n < threshold || (n == threshold && tie_bucket(w) >= keep_ties) {
+                            mass = mass.saturating_add(n);
+                            bytes = bytes.saturating_add(n.saturating_mul(w.len() as u64));
+                            false
+                        } else {
+                            kept += budget::table_entry(w.len() as u64);
+                            true
+                        }
+                    });
+                    // Give the emptied buckets back: the estimate assumes a table no larger
+                    // than its contents need.
+                    s.shrink_to_fit();
+                    (mass, bytes, kept)
+                })
+                .reduce(
+                    || (0, 0, 0),
+                    |a, b| (a.0.saturating_add(b.0), a.1.saturating_add(b.1), a.2 + b.2),
+                )
+        });
+        self.ledger.dropped_word_mass = self.ledger.dropped_word_mass.saturating_add(mass);
+        self.ledger.dropped_bytes = self.ledger.dropped_bytes.saturating_add(bytes);
+        self.table_bytes = kept;
+        budget::release_free_memory();
     }
 
     /// The counted words, sorted by bytes (a deterministic order for training).
     pub fn into_words(self) -> Vec<(Vec<u8>, u64)> {
-        let mut words: Vec<(Vec<u8>, u64)> = self.shards.into_iter().flatten().collect();
+        // Sized once; each shard's table is freed as soon as it is moved out.
+        let mut words = Vec::with_capacity(self.distinct_words());
+        for shard in self.shards {
+            words.extend(shard);
+        }
         words.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
         words
     }
@@ -387,16 +592,39 @@ fn shard_of(word: &[u8]) -> usize {
     (hasher.hash_one(word) as usize) & (SHARDS - 1)
 }
 
-fn absorb(shard: &mut WordCounts, partial: WordCounts) {
+/// The tie bucket of a word when pruning: FNV-1a with a splitmix64 finish, spelled out
+/// here because the choice must be the same on every machine and build (ahash depends
+/// on CPU features and its version), or a run would not resume elsewhere.
+fn tie_bucket(word: &[u8]) -> usize {
+    let mut h: u64 = EMPTY_FINGERPRINT;
+    for &b in word {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    ((h ^ (h >> 31)) >> 56) as usize
+}
+
+/// Adds `partial` into `shard`; returns the estimated bytes of the words it added.
+fn absorb(shard: &mut WordCounts, partial: WordCounts) -> u64 {
+    let mut added = 0;
     if shard.is_empty() {
+        added = partial.keys().map(|w| budget::table_entry(w.len() as u64)).sum();
         *shard = partial;
-        return;
+        return added;
     }
     for (word, n) in partial {
         // Cannot overflow: counted occurrences are bounded by the bytes of real input
         // (pre-counted words go through `add_word`, which checks).
-        *shard.entry(word).or_insert(0) += n;
+        match shard.get_mut(&word) {
+            Some(c) => *c += n,
+            None => {
+                added += budget::table_entry(word.len() as u64);
+                shard.insert(word, n);
+            }
+        }
     }
+    added
 }
 
 fn add_one(counts: &mut WordCounts, piece: &[u8]) {
@@ -507,5 +735,63 @@ mod tests {
             assert_eq!(parts.ledger().documents, 3);
             assert_eq!(parts.ledger().invalid_examples, whole.ledger().invalid_examples);
         }
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn pruning_keeps_some_words_at_the_threshold() {
+        let budget = Budget::new(64 << 20).unwrap();
+        let mut c =
+            WordCounter::new(Pattern::new("cl100k").unwrap(), SpecialTokens::default(), None)
+                .with_budget(budget);
+        for i in 0..200_000u32 {
+            c.add_word(format!(" w{i:08}").as_bytes(), 1).unwrap();
+        }
+        assert!(c.ledger().dropped_word_mass > 0);
+        assert!(c.distinct_words() > 1000, "{}", c.distinct_words());
+        assert!(c.table_bytes() <= budget.table_high);
+        let before = c.distinct_words();
+        let estimate = c.fit_merge_budget();
+        assert!(estimate <= budget.merge_bytes, "{estimate}");
+        assert!(c.distinct_words() > 1000, "{before} -> {}", c.distinct_words());
+    }
+
+    /// A distinct lowercase word for each number.
+    fn letters(mut n: u32) -> String {
+        let mut s = String::new();
+        loop {
+            s.push((b'a' + (n % 26) as u8) as char);
+            n /= 26;
+            if n == 0 {
+                return s;
+            }
+        }
+    }
+
+    #[test]
+    fn pruning_does_not_depend_on_batches_or_threads() {
+        let texts: Vec<String> = (0..3000u32)
+            .map(|d| (0..60u32).map(|i| format!(" {} the", letters(d * 60 + i))).collect())
+            .collect();
+        let docs: Vec<Document<'_>> =
+            texts.iter().map(|t| Document { data: t.as_bytes(), is_text: true }).collect();
+        let run = |batch: usize, threads: usize| {
+            let mut c =
+                WordCounter::new(Pattern::new("cl100k").unwrap(), SpecialTokens::default(), None)
+                    .with_budget(Budget::new(64 << 20).unwrap());
+            for (i, chunk) in docs.chunks(batch).enumerate() {
+                c.add_documents(chunk, (i * batch) as u64, Some(threads)).unwrap();
+            }
+            c.fit_merge_budget();
+            (c.snapshot(), c.ledger().clone())
+        };
+        let (snapshot, ledger) = run(docs.len(), 2);
+        assert!(ledger.dropped_word_mass > 0);
+        assert_eq!(run(1, 1), (snapshot.clone(), ledger.clone()));
+        assert_eq!(run(37, 2), (snapshot, ledger));
     }
 }

@@ -178,6 +178,20 @@ pub fn train(
             merges.len()
         )));
     }
+    if std::env::var_os("BYTEBPE_DEBUG_MEM").is_some() {
+        let lists: usize = merger.pair_words.values().map(|v| v.capacity()).sum();
+        let wlen: usize = merger.words.iter().map(|v| v.capacity()).sum();
+        eprintln!(
+            "words {} word_ids_cap {} pairs {} pair_words {} list_cap {} heap {} heap_cap {}",
+            merger.words.len(),
+            wlen,
+            merger.pair_counts.len(),
+            merger.pair_words.len(),
+            lists,
+            merger.heap.len(),
+            merger.heap.capacity()
+        );
+    }
     observe(Progress { created, new_merges: &merges[reported.min(merges.len())..] })?;
     let tokens = merger.tokens.iter().map(|t| t.to_vec()).collect();
     Ok((tokens, merges))

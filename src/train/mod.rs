@@ -1,9 +1,11 @@
 //! Training: count words ([`count`]), then merge pairs ([`merge`]).
 
+pub mod budget;
 pub mod count;
 pub mod merge;
 pub mod warm;
 
+pub use budget::Budget;
 pub use count::{Document, Fingerprinter, Segment, WordCounter};
 pub use merge::{MergeRecord, Observer, Progress, StopRule};
 
@@ -96,7 +98,14 @@ pub fn train(
             config.vocab_size
         ))
     })?;
-    let words = warm::segment(counter.into_words(), start.vocab());
+    let budgeted = counter.budget().is_some();
+    let words = counter.into_words();
+    if budgeted {
+        // The counting table's hash maps are gone: give their pages back before the
+        // merge loop allocates its own (docs/design.md, "Memory budget").
+        budget::release_free_memory();
+    }
+    let words = warm::segment(words, start.vocab());
     let begin =
         merge::Start { tokens: start.vocab().tokens().to_vec(), reserved: start.special_ids() };
     let (tokens, merges) = merge::train(words, begin, stop, replay, observe)?;

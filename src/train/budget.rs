@@ -1,0 +1,262 @@
+//! A memory budget for training: how the limit is split, what each structure is estimated
+//! to cost, and the pruning rule that keeps the word table (and later the merge loop)
+//! inside its share.
+//!
+//! Estimates are functions of the table's contents only (number of words and their
+//! lengths), never of allocator state or hash-map capacity, so every pruning decision is
+//! a function of the documents counted so far and the limit: the same for any thread
+//! count or batching. Constants were calibrated by measuring peak RSS (docs/design.md).
+
+use crate::error::{Error, Result};
+
+/// Memory the budget leaves to the interpreter, the loaded libraries, thread stacks and
+/// allocator slack: data structures get `limit - RESERVED`.
+pub const RESERVED: u64 = 48 << 20;
+
+/// The smallest accepted limit (leaves the data structures 16 MiB).
+pub const MIN_LIMIT: u64 = 64 << 20;
+
+/// How a memory limit is spent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// The limit given, in bytes.
+    pub limit: u64,
+    /// At a checkpoint the word table is pruned when its estimate exceeds this...
+    pub table_high: u64,
+    /// ...down to at most this, so pruning is rare and keeps most of the table.
+    pub table_low: u64,
+    /// Checkpoints fall every this many bytes of input (documents, or pre-counted words).
+    pub checkpoint_every: u64,
+    /// Input bytes per batch handed to the counter (bounds batch and partial-table memory).
+    pub batch_bytes: u64,
+    /// The merge loop's estimate must stay under this (words are pruned before it starts).
+    pub merge_bytes: u64,
+}
+
+impl Budget {
+    pub fn new(limit: u64) -> Result<Self> {
+        if limit < MIN_LIMIT {
+            return Err(Error::InvalidConfig(format!(
+                "memory_limit={limit} bytes is too small: it must be at least {MIN_LIMIT} bytes \
+                 (64 MiB), of which {RESERVED} bytes (48 MiB) are left to the interpreter and \
+                 libraries"
+            )));
+        }
+        let avail = limit - RESERVED;
+        // Between two checkpoints the table grows by at most a few times the input read
+        // (a new word costs ~100 bytes for a piece of ~5-10 bytes); a checkpoint every
+        // 1/128 of the budget keeps that growth small against the headroom above
+        // `table_high`, and so does a batch of the same size for the per-chunk tables.
+        let step = (avail / 128).clamp(64 << 10, 16 << 20);
+        Ok(Self {
+            limit,
+            table_high: avail / 8 * 5,
+            table_low: avail / 8 * 3,
+            checkpoint_every: step,
+            batch_bytes: step,
+            merge_bytes: avail / 10 * 9,
+        })
+    }
+}
+
+/// Returns free memory inside the allocator's heaps to the system (glibc's
+/// `malloc_trim`). Pruning frees many small keys scattered through the heap; without
+/// this they stay resident, and the merge loop's structures (large arrays that cannot
+/// reuse them) would stack on top of the counting table's high-water mark.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> i32;
+        }
+        // SAFETY: malloc_trim only releases unused pages; it is thread-safe (it takes
+        // each arena's lock) and has no preconditions.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
+/// What malloc (glibc, 64-bit) takes for `n` bytes: a 16-byte-aligned chunk with an
+/// 8-byte header, at least 32 bytes.
+pub const fn alloc_size(n: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let chunk = (n + 8 + 15) & !15;
+    if chunk < 32 {
+        32
+    } else {
+        chunk
+    }
+}
+
+/// Bytes per word-table slot beyond the key's allocation: the `(Vec<u8>, u64)` bucket plus
+/// its control byte (33 bytes), at the lowest load a hashbrown table has right after it
+/// grows (7/16), rounded up: the estimate is never below the table's real size.
+const TABLE_SLOT: u64 = 76;
+
+/// Estimated bytes of one word of `len` bytes in the counting table.
+pub const fn table_entry(len: u64) -> u64 {
+    TABLE_SLOT + alloc_size(len)
+}
+
+/// Estimated bytes of one word of `len` bytes in the merge loop at its peak: the word as
+/// token ids (`Vec<u32>` header, count, allocation), its entries in the pair -> words
+/// index, and, while the table is handed over, the sorted `(bytes, count)` list; plus an
+/// allowance for the distinct pairs, which grow as merges create tokens (each costs
+/// ~200 bytes in the pair counts, the pair -> words map and the lazy heap). Measured at
+/// vocabulary 32,768 on the shared corpora: 0.95-1.15 distinct pairs per word of two or
+/// more bytes; the allowance is 1.2. Calibrated against peak RSS (docs/design.md).
+pub const fn merge_entry(len: u64) -> u64 {
+    let pairs = if len > 1 { MERGE_PAIRS } else { 0 };
+    MERGE_WORD + alloc_size(4 * len) + MERGE_BYTE * len + pairs
+}
+
+const MERGE_WORD: u64 = 96;
+const MERGE_BYTE: u64 = 16;
+const MERGE_PAIRS: u64 = 240;
+
+/// The entries of a table summarized by count, to pick a pruning threshold: for each
+/// count, the estimated bytes of the words with that count.
+#[derive(Debug, Default)]
+pub struct CostByCount {
+    /// `small[c]` for counts below `SMALL`.
+    small: Vec<u64>,
+    /// (count, bytes) for larger counts (few words).
+    large: Vec<(u64, u64)>,
+    total: u64,
+}
+
+const SMALL: u64 = 1 << 16;
+
+impl CostByCount {
+    pub fn add(&mut self, count: u64, bytes: u64) {
+        self.total += bytes;
+        if count < SMALL {
+            let c = count as usize;
+            if self.small.len() <= c {
+                self.small.resize(c + 1, 0);
+            }
+            self.small[c] += bytes;
+        } else {
+            self.large.push((count, bytes));
+        }
+    }
+
+    pub fn merge(mut self, other: CostByCount) -> CostByCount {
+        if self.small.len() < other.small.len() {
+            self.small.resize(other.small.len(), 0);
+        }
+        for (mine, theirs) in self.small.iter_mut().zip(other.small) {
+            *mine += theirs;
+        }
+        self.large.extend(other.large);
+        self.total += other.total;
+        self
+    }
+
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The smallest count threshold `t` such that the words with counts above `t` cost at
+    /// most `target`, and what those words cost (`(0, total)` when everything fits).
+    pub fn threshold(mut self, target: u64) -> (u64, u64) {
+        let mut left = self.total;
+        if left <= target {
+            return (0, left);
+        }
+        for (count, &bytes) in self.small.iter().enumerate() {
+            left -= bytes;
+            if left <= target {
+                return (count as u64, left);
+            }
+        }
+        self.large.sort_unstable();
+        let mut i = 0;
+        while i < self.large.len() {
+            let count = self.large[i].0;
+            while i < self.large.len() && self.large[i].0 == count {
+                left -= self.large[i].1;
+                i += 1;
+            }
+            if left <= target {
+                return (count, left);
+            }
+        }
+        (u64::MAX, 0)
+    }
+}
+
+/// Words at the threshold count are kept by a fixed hash of their bytes: those whose
+/// hash falls in the first `k` of `TIE_BUCKETS` buckets, with `k` as large as the room
+/// left allows. So the table is filled to its target instead of losing every word of
+/// that count, and which words stay depends only on their bytes.
+pub const TIE_BUCKETS: usize = 256;
+
+/// How many tie buckets fit in `room`, given each bucket's cost.
+pub fn tie_buckets(costs: &[u64; TIE_BUCKETS], room: u64) -> usize {
+    let mut used = 0u64;
+    for (k, &c) in costs.iter().enumerate() {
+        used += c;
+        if used > room {
+            return k;
+        }
+    }
+    TIE_BUCKETS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_checked_and_split() {
+        assert!(Budget::new(MIN_LIMIT - 1).is_err());
+        let b = Budget::new(1 << 30).unwrap();
+        assert!(b.table_low < b.table_high && b.table_high < b.merge_bytes);
+        assert!(b.merge_bytes + RESERVED <= b.limit);
+        assert_eq!(b.batch_bytes, b.checkpoint_every);
+    }
+
+    #[test]
+    fn malloc_chunks() {
+        assert_eq!(alloc_size(0), 0);
+        assert_eq!(alloc_size(1), 32);
+        assert_eq!(alloc_size(24), 32);
+        assert_eq!(alloc_size(25), 48);
+    }
+
+    #[test]
+    fn threshold_keeps_the_most_frequent() {
+        let mut h = CostByCount::default();
+        for (count, bytes) in [(1, 50), (1, 50), (2, 30), (7, 20), (1 << 20, 10)] {
+            h.add(count, bytes);
+        }
+        assert_eq!(h.total(), 160);
+        let t = |target| {
+            let mut c = CostByCount::default();
+            for (count, bytes) in [(1, 50), (1, 50), (2, 30), (7, 20), (1 << 20, 10)] {
+                c.add(count, bytes);
+            }
+            c.threshold(target)
+        };
+        assert_eq!(t(160), (0, 160));
+        assert_eq!(t(60), (1, 60));
+        assert_eq!(t(30), (2, 30));
+        assert_eq!(t(10), (7, 10));
+        assert_eq!(t(9), (1 << 20, 0));
+        assert_eq!(h.threshold(0), (1 << 20, 0));
+    }
+
+    #[test]
+    fn tie_buckets_fill_the_room() {
+        let mut costs = [10u64; TIE_BUCKETS];
+        costs[3] = 100;
+        assert_eq!(tie_buckets(&costs, 0), 0);
+        assert_eq!(tie_buckets(&costs, 35), 3);
+        assert_eq!(tie_buckets(&costs, 130), 4);
+        assert_eq!(tie_buckets(&costs, u64::MAX), TIE_BUCKETS);
+    }
+}
