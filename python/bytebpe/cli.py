@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from bytebpe import __version__
 from bytebpe.inputs import read_files
@@ -123,9 +124,14 @@ def _train(args: argparse.Namespace) -> int:
         source = ", ".join(args.inputs)
 
     started = time.perf_counter()
-    tok = Tokenizer.train_from_iterator(
-        train_docs,
-        args.vocab_size,
+    tok = Tokenizer.train_from_iterator(train_docs, args.vocab_size, **_training_options(args))
+    _report(tok, args, source, time.perf_counter() - started, heldout)
+    return 0
+
+
+def _training_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options every training entry point takes, from the command line."""
+    return dict(
         pattern=args.pattern,
         special_tokens=args.special_tokens,
         min_frequency=args.min_frequency,
@@ -136,7 +142,14 @@ def _train(args: argparse.Namespace) -> int:
         memory_limit=args.memory_limit,
         progress=not args.no_progress,
     )
-    seconds = time.perf_counter() - started
+
+
+def _report(
+    tok: Tokenizer, args: argparse.Namespace, source: str, seconds: float,
+    heldout: list[str | bytes],
+) -> None:
+    """Saves the tokenizer and prints what it was trained on and learned."""
+    tok.save(args.output)
     training = tok.loss_report()["training"] or {}
     n_bytes = training.get("bytes", 0)
     print(f"trained on {source}: {training.get('documents', 0):,} documents, "
@@ -144,13 +157,11 @@ def _train(args: argparse.Namespace) -> int:
     if training.get("dropped_word_mass"):
         print(f"memory limit {args.memory_limit}: dropped {training['dropped_word_mass']:,} "
               f"occurrences of rare words ({training['dropped_bytes'] / 1e6:,.1f} MB of text)")
-    tok.save(args.output)
     print(f"vocabulary size: {tok.vocab_size:,} (asked for {args.vocab_size:,})")
     print(f"time: {seconds:.2f} s ({n_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s)")
     _report_compression(tok, heldout)
     _show_learned(tok, args.show, heldout)
     print(f"wrote {args.output}")
-    return 0
 
 
 def load_base(path: str, pattern: str | None) -> Tokenizer:
@@ -183,15 +194,7 @@ def _train_streaming(args: argparse.Namespace) -> int:
         documents=args.documents,
         separator=separator,
         text_column=args.text_column,
-        pattern=args.pattern,
-        special_tokens=args.special_tokens,
-        min_frequency=args.min_frequency,
-        num_threads=args.threads,
-        store=args.store,
-        base=load_base(args.base, args.pattern) if args.base else None,
-        seed_merges=args.seed_merges,
-        memory_limit=args.memory_limit,
-        progress=not args.no_progress,
+        **_training_options(args),
     )
     started = time.perf_counter()
     if args.inputs == ["-"]:
@@ -203,20 +206,11 @@ def _train_streaming(args: argparse.Namespace) -> int:
         source = ", ".join(args.inputs)
         tok = Tokenizer.train_from_files(args.inputs, args.vocab_size, **options)  # type: ignore[arg-type]
     seconds = time.perf_counter() - started
-    tok.save(args.output)
-    training = tok.loss_report()["training"]
-    n_bytes = training["bytes"]
-    print(f"trained on {source}: {training['documents']:,} documents, "
-          f"{n_bytes / 1e6:,.1f} MB")
-    print(f"vocabulary size: {tok.vocab_size:,} (asked for {args.vocab_size:,})")
-    print(f"time: {seconds:.2f} s ({n_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s)")
     heldout: list[str | bytes] = []
     if args.heldout:
         mode = "lines" if args.documents == "separator" else args.documents
         heldout = list(read_files(args.heldout, documents=mode, text_column=args.text_column))
-    _report_compression(tok, heldout)
-    _show_learned(tok, args.show, heldout)
-    print(f"wrote {args.output}")
+    _report(tok, args, source, seconds, heldout)
     return 0
 
 

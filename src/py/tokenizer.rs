@@ -43,6 +43,24 @@ impl CoreTokenizer {
     }
 }
 
+/// A tokenizer from a vocabulary `make` builds (given the special ids, which new ids
+/// skip), the pattern and the special tokens, with the GIL released.
+fn build(
+    py: Python<'_>,
+    pattern: &str,
+    special_tokens: Vec<(String, Rank)>,
+    make: impl FnOnce(&[Rank]) -> crate::Result<Vocab> + Send,
+) -> PyResult<CoreTokenizer> {
+    let pattern = pattern.to_owned();
+    detached_quiet(py, move || {
+        let reserved: Vec<Rank> = special_tokens.iter().map(|&(_, id)| id).collect();
+        let vocab = make(&reserved)?;
+        let tokenizer =
+            Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
+        Ok(CoreTokenizer::new(tokenizer))
+    })
+}
+
 /// A merge record as Python sees it: (left, right, token, count).
 pub(super) type MergeTuple = (Rank, Rank, Rank, u64);
 
@@ -64,15 +82,8 @@ impl CoreTokenizer {
         merges: Vec<MergeTuple>,
         special_tokens: Vec<(String, Rank)>,
     ) -> PyResult<Self> {
-        let pattern = pattern.to_owned();
-        detached_quiet(py, move || {
-            let merges = merges.into_iter().map(merge_record).collect();
-            let reserved: Vec<Rank> = special_tokens.iter().map(|&(_, id)| id).collect();
-            let vocab = Vocab::from_merges(merges, &reserved)?;
-            let tokenizer =
-                Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
-            Ok(Self::new(tokenizer))
-        })
+        let merges = merges.into_iter().map(merge_record).collect();
+        build(py, pattern, special_tokens, move |reserved| Vocab::from_merges(merges, reserved))
     }
 
     /// Builds a tokenizer from token bytes and ids (tiktoken's mergeable ranks).
@@ -83,14 +94,7 @@ impl CoreTokenizer {
         ranks: Vec<(Vec<u8>, Rank)>,
         special_tokens: Vec<(String, Rank)>,
     ) -> PyResult<Self> {
-        let pattern = pattern.to_owned();
-        detached_quiet(py, move || {
-            let reserved: Vec<Rank> = special_tokens.iter().map(|&(_, id)| id).collect();
-            let vocab = Vocab::from_ranks(ranks, &reserved)?;
-            let tokenizer =
-                Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
-            Ok(Self::new(tokenizer))
-        })
+        build(py, pattern, special_tokens, move |reserved| Vocab::from_ranks(ranks, reserved))
     }
 
     /// Builds a tokenizer from token bytes by id (b"" at a special token's id) and the
@@ -103,14 +107,8 @@ impl CoreTokenizer {
         merges: Vec<MergeTuple>,
         special_tokens: Vec<(String, Rank)>,
     ) -> PyResult<Self> {
-        let pattern = pattern.to_owned();
-        detached_quiet(py, move || {
-            let merges = merges.into_iter().map(merge_record).collect();
-            let vocab = Vocab::from_tokens(tokens, merges)?;
-            let tokenizer =
-                Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
-            Ok(Self::new(tokenizer))
-        })
+        let merges = merges.into_iter().map(merge_record).collect();
+        build(py, pattern, special_tokens, move |_| Vocab::from_tokens(tokens, merges))
     }
 
     /// This tokenizer with `merges` appended (new ids skip the special ids) and
