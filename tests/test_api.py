@@ -155,8 +155,11 @@ def test_ctrl_c_interrupts_the_merge_loop(tmp_path):
     # interpreter's exit.
     script = textwrap.dedent(
         """
-        import random, sys, time
+        import random, signal, sys, time
         from bytebpe import Tokenizer
+        # A runner may start us with SIGINT ignored (shells ignore it in background jobs,
+        # and children inherit that); a user at a terminal has Python's handler.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         rng = random.Random(0)
         words = {"".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=24)): rng.randint(1, 9)
                  for _ in range(300_000)}
