@@ -27,6 +27,30 @@ pub struct Vocab {
     holes: usize,
 }
 
+/// Tokens while merges are added: bytes by id (empty: a hole) and ids by bytes; new ids
+/// skip `reserved` ones (special tokens' ids), which become holes.
+pub struct Growth<'r> {
+    pub tokens: Vec<Vec<u8>>,
+    pub ranks: AHashMap<Vec<u8>, Rank>,
+    reserved: &'r [Rank],
+}
+
+impl Growth<'_> {
+    /// The token of `left`'s bytes then `right`'s: the existing id of those bytes, or a
+    /// new one (the next id not reserved). None if either id is not a token.
+    pub fn join(&mut self, left: Rank, right: Rank) -> Option<Rank> {
+        let bytes = [token_at(&self.tokens, left)?, token_at(&self.tokens, right)?].concat();
+        if let Some(&id) = self.ranks.get(&bytes) {
+            return Some(id);
+        }
+        let id = next_free(self.tokens.len(), self.reserved);
+        self.tokens.resize(id, Vec::new());
+        self.ranks.insert(bytes.clone(), id as Rank);
+        self.tokens.push(bytes);
+        Some(id as Rank)
+    }
+}
+
 /// The first id at or after `id` that is not reserved.
 pub fn next_free(mut id: usize, reserved: &[Rank]) -> usize {
     while reserved.contains(&(id as Rank)) {
@@ -53,35 +77,30 @@ impl Vocab {
     /// or the next new id. New ids skip `reserved` ones (the ids of special tokens), which
     /// become holes.
     pub fn extend(&self, merges: Vec<MergeRecord>, reserved: &[Rank]) -> Result<Self> {
-        let mut tokens = self.tokens.clone();
-        let mut ranks = self.ranks.clone();
+        let mut growth = self.growth(reserved);
         for (i, m) in merges.iter().enumerate() {
-            let known = tokens.len();
-            let (Some(left), Some(right)) = (token_at(&tokens, m.left), token_at(&tokens, m.right))
-            else {
+            let known = growth.tokens.len();
+            let Some(expected) = growth.join(m.left, m.right) else {
                 return Err(Error::Corrupt(format!(
                     "merge {i} joins ids ({}, {}) but only {known} tokens exist at that point",
                     m.left, m.right
                 )));
             };
-            let bytes = [left, right].concat();
-            let next = next_free(known, reserved);
-            let expected = ranks.get(&bytes).copied().unwrap_or(next as Rank);
             if m.token != expected {
                 return Err(Error::Corrupt(format!(
                     "merge {i} ({}, {}) should give token {expected}, not {}",
                     m.left, m.right, m.token
                 )));
             }
-            if expected as usize == next {
-                tokens.resize(next, Vec::new());
-                ranks.insert(bytes.clone(), expected);
-                tokens.push(bytes);
-            }
         }
         let mut log = self.merges.clone();
         log.extend(merges);
-        Ok(Self::assemble(tokens, ranks, log))
+        Ok(Self::assemble(growth.tokens, growth.ranks, log))
+    }
+
+    /// A copy of the tokens to grow (see [`Growth`]).
+    pub fn growth<'r>(&self, reserved: &'r [Rank]) -> Growth<'r> {
+        Growth { tokens: self.tokens.clone(), ranks: self.ranks.clone(), reserved }
     }
 
     /// Builds a vocabulary from token bytes by id (empty bytes: a hole) and the merge log

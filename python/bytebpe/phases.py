@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bytebpe import _bytebpe, seeds, training
+from bytebpe import training
 
 if TYPE_CHECKING:
     from bytebpe.tokenizer import Tokenizer
@@ -53,14 +53,9 @@ def train_phases(
         if os.path.exists(store) and not os.path.isdir(store):
             raise ValueError(f"store {os.fspath(store)!r} must be a directory (one run per phase)")
         os.makedirs(store, exist_ok=True)
-    seed_bytes = seeds.resolve(seed_merges)
-    current = base
-    if seed_bytes:
-        # Seeds go first, so phase 1 counts its merges on top of them.
-        start = base._core if base is not None else _bytebpe.CoreTokenizer.from_merges(
-            _bytebpe.resolve_pattern(pattern or "cl100k"), [], []
-        )
-        current = cls(start.with_seeds(seed_bytes))
+    # Seeds go first, so phase 1 counts its merges on top of them.
+    start = training.with_seeds(training.start_of(base), pattern or "cl100k", seed_merges)
+    current = cls(start) if start is not None else None
     for number, phase in enumerate(phases, 1):
         known = set(current.special_tokens) if current is not None else set()
         new_specials = [t for t in special_tokens if t not in known] if number == 1 else []

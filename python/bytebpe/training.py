@@ -95,7 +95,7 @@ def settings(
     memory_limit: object = None,
 ) -> Settings:
     specials = check_config(vocab_size, special_tokens, min_frequency, num_threads, buffer_size)
-    start = _start_of(base)
+    start = start_of(base)
     if start is not None:
         if pattern is None:
             pattern = start.pattern
@@ -116,11 +116,7 @@ def settings(
         pattern = "cl100k"
     if not isinstance(pattern, str):
         raise TypeError(f"pattern must be a str (a name or a regex), not {type(pattern).__name__}")
-    seed_bytes = seeds.resolve(seed_merges)
-    if seed_bytes:
-        if start is None:
-            start = _bytebpe.CoreTokenizer.from_merges(pattern, [], [])
-        start = start.with_seeds(seed_bytes)
+    start = with_seeds(start, pattern, seed_merges)
     if max_token_length is not None:
         check_int("max_token_length", max_token_length, minimum=1)
     if store_arg is not None and not isinstance(store_arg, store.RunStore):
@@ -141,7 +137,20 @@ def settings(
     )
 
 
-def _start_of(base: object) -> _bytebpe.CoreTokenizer | None:
+def with_seeds(
+    start: _bytebpe.CoreTokenizer | None, pattern: str, seed_merges: object
+) -> _bytebpe.CoreTokenizer | None:
+    """`start` (None: the 256 bytes under `pattern`) with tokens for `seed_merges` made
+    first; `start` itself when there are no seeds."""
+    seed_bytes = seeds.resolve(seed_merges)
+    if not seed_bytes:
+        return start
+    if start is None:
+        start = _bytebpe.CoreTokenizer.from_merges(pattern, [], [])
+    return start.with_seeds(seed_bytes)
+
+
+def start_of(base: object) -> _bytebpe.CoreTokenizer | None:
     """The native tokenizer of `base` (a `Tokenizer` to extend), or None."""
     if base is None:
         return None

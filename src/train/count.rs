@@ -44,9 +44,6 @@ pub struct WordCounter {
     table_bytes: u64,
     /// Bytes of pre-counted words added (`add_word` checkpoints fall on this volume).
     words_added: u64,
-    /// Input bytes up to the end of the last whole document: budget checkpoints fall at
-    /// document ends, however the documents were cut into segments.
-    doc_end_bytes: u64,
 }
 
 /// The fingerprint of no documents.
@@ -93,6 +90,11 @@ impl Fingerprinter {
     /// True between the first and the last segment of a document.
     pub fn in_document(&self) -> bool {
         self.open.is_some()
+    }
+
+    /// Bytes read so far of the document not yet finished (0 between documents).
+    pub fn open_bytes(&self) -> u64 {
+        self.open.as_ref().map_or(0, |(len, ..)| *len)
     }
 
     pub fn add(&mut self, segment: &Segment<'_>) {
@@ -145,7 +147,6 @@ impl WordCounter {
             budget: None,
             table_bytes: 0,
             words_added: 0,
-            doc_end_bytes: 0,
         }
     }
 
@@ -220,8 +221,6 @@ impl WordCounter {
         }
         self.shards = shards;
         self.table_bytes = table_bytes;
-        // Snapshots are taken between documents.
-        self.doc_end_bytes = ledger.bytes;
         self.ledger = ledger;
         self.fingerprint = Fingerprinter::new(fingerprint);
         Ok(())
@@ -288,7 +287,9 @@ impl WordCounter {
         let mut start = 0;
         let mut index = first_index;
         while start < segments.len() {
-            let (mut bytes, mut last_end) = (self.ledger.bytes, self.doc_end_bytes);
+            // Checkpoints fall at document ends, however documents were cut into segments.
+            let mut bytes = self.ledger.bytes;
+            let mut last_end = bytes - self.fingerprint.open_bytes();
             let (mut end, mut reached) = (start, false);
             while end < segments.len() && !reached {
                 bytes += segments[end].data.len() as u64;
@@ -367,10 +368,6 @@ impl WordCounter {
         self.table_bytes += added;
         self.ledger.documents += segments.iter().filter(|s| s.ends).count() as u64;
         self.ledger.bytes += segments.iter().map(|s| s.data.len() as u64).sum::<u64>();
-        if let Some(last) = segments.iter().rposition(|s| s.ends) {
-            let tail: u64 = segments[last + 1..].iter().map(|s| s.data.len() as u64).sum();
-            self.doc_end_bytes = self.ledger.bytes - tail;
-        }
         for seg in segments {
             self.fingerprint.add(seg);
         }

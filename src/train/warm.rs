@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use crate::encode::encode_piece;
 use crate::error::{Error, Result};
 use crate::train::MergeRecord;
-use crate::vocab::{next_free, Vocab};
+use crate::vocab::Vocab;
 use crate::{Rank, Tokenizer};
 
 /// Each word as the tokens `vocab` encodes it to: true rank-ordered BPE, as `encode`
@@ -52,9 +52,7 @@ pub fn extend(
 /// encoding could never produce it.
 pub fn seed(start: &Tokenizer, seeds: &[Vec<u8>]) -> Result<Tokenizer> {
     let reserved = start.special_ids();
-    let vocab = start.vocab();
-    let mut tokens: Vec<Vec<u8>> = vocab.tokens().to_vec();
-    let mut ranks: AHashMap<Vec<u8>, Rank> = vocab.ranks().clone();
+    let mut growth = start.vocab().growth(&reserved);
     let mut merges = Vec::new();
     for (i, seed) in seeds.iter().enumerate() {
         let mut pieces = Vec::new();
@@ -72,20 +70,10 @@ pub fn seed(start: &Tokenizer, seeds: &[Vec<u8>]) -> Result<Tokenizer> {
                 shown.join(", ")
             )));
         }
-        let mut parts = encode_local(&ranks, seed);
+        let mut parts = encode_local(&growth.ranks, seed);
         while parts.len() > 1 {
             let (left, right) = (parts[0], parts[1]);
-            let bytes = [tokens[left as usize].as_slice(), &tokens[right as usize]].concat();
-            let token = match ranks.get(&bytes) {
-                Some(&id) => id,
-                None => {
-                    let id = next_free(tokens.len(), &reserved);
-                    tokens.resize(id, Vec::new());
-                    tokens.push(bytes.clone());
-                    ranks.insert(bytes, id as Rank);
-                    id as Rank
-                }
-            };
+            let token = growth.join(left, right).expect("encoded parts are tokens");
             merges.push(MergeRecord { left, right, token, count: 0 });
             parts.splice(0..2, [token]);
         }
