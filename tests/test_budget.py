@@ -14,7 +14,7 @@ from bytebpe import RunStore, StoreError, Tokenizer, TrainingWarning
 from bytebpe.cli import main
 from bytebpe.ledger import format_report, is_clean
 from bytebpe.sample import sample_documents
-from bytebpe.training import parse_memory_limit
+from bytebpe.options import parse_memory_limit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MIB = 2**20

@@ -8,19 +8,20 @@
 
 from __future__ import annotations
 
-from bytebpe._bytebpe import (
+from bytebpe._bytebpe import __version__
+from bytebpe.errors import (
     CorruptTokenizerError,
     InputError,
     PatternError,
+    StoreError,
+    TrainingWarning,
     UnknownTokenError,
-    __version__,
 )
-from bytebpe.encode_file import encode_to_file
-from bytebpe.inputs import read_files
 from bytebpe.phases import Phase
 from bytebpe.seeds import SEED_PRESETS
-from bytebpe.store import RunStore, StoreError
-from bytebpe.tokenizer import Merge, StreamingDecoder, Tokenizer, TrainingWarning
+from bytebpe.sources import read_files
+from bytebpe.store import RunStore
+from bytebpe.tokenizer import Merge, StreamingDecoder, Tokenizer, encode_to_file
 
 __all__ = [
     "SEED_PRESETS",

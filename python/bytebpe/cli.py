@@ -15,8 +15,12 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from bytebpe import __version__
-from bytebpe.inputs import read_files
+from bytebpe import __version__, arrays, store
+from bytebpe.ledger import format_report
+from bytebpe.options import parse_memory_limit
+from bytebpe.sample import sample_documents
+from bytebpe.sources import read_files
+from bytebpe.tiktoken_format import sidecar_path
 from bytebpe.tokenizer import Tokenizer
 
 # Without --heldout, every HOLDOUT_EVERY-th document is kept out of training and used
@@ -99,8 +103,6 @@ def _train(args: argparse.Namespace) -> int:
     if args.inputs == ["-"] or args.documents == "separator":
         return _train_streaming(args)
     if args.sample:
-        from bytebpe.sample import sample_documents
-
         train_docs: Iterable[str | bytes] = list(sample_documents(split="train"))
         # English first, so the line shown in tokens is one most readers can follow.
         heldout: list[str | bytes] = sorted(
@@ -115,8 +117,6 @@ def _train(args: argparse.Namespace) -> int:
                 read_files(args.heldout, documents=args.documents, text_column=args.text_column)
             )
         else:
-            from bytebpe.training import parse_memory_limit
-
             limit = parse_memory_limit(args.memory_limit)
             cap = HELDOUT_BYTES if limit is None else min(HELDOUT_BYTES, limit // 16)
             split = _HoldOut(files, HOLDOUT_EVERY, cap)
@@ -168,8 +168,6 @@ def load_base(path: str, pattern: str | None) -> Tokenizer:
     """A tokenizer to extend, from any file bytebpe reads: its own format or run store,
     tiktoken ranks (the pattern from the sidecar file, or --pattern), tokenizer.json."""
     if path.endswith(".tiktoken"):
-        from bytebpe.tiktoken_format import sidecar_path
-
         # With a sidecar, its pattern is the base's (and --pattern must agree with it).
         has_sidecar = os.path.exists(sidecar_path(path))
         return Tokenizer.from_tiktoken(path, pattern=None if has_sidecar else pattern)
@@ -254,17 +252,15 @@ def _add_encode(commands: argparse._SubParsersAction) -> None:
 
 
 def _encode(args: argparse.Namespace) -> int:
-    from bytebpe.encode_file import encode_to_file, itemsize_for
-
     if args.documents == "separator" or args.separator is not None:
         raise ValueError("encode splits documents by line or by file (--documents lines|files)")
     tok = Tokenizer.load(args.tokenizer)
     started = time.perf_counter()
     docs = read_files(args.inputs, documents=args.documents, text_column=args.text_column)
-    count = encode_to_file(tok, docs, args.output, dtype=args.dtype, eot=args.eot,
-                           num_threads=args.threads, progress=not args.no_progress)
+    count = tok.encode_to_file(docs, args.output, dtype=args.dtype, eot=args.eot,
+                               num_threads=args.threads, progress=not args.no_progress)
     seconds = time.perf_counter() - started
-    dtype, _ = itemsize_for(tok, args.dtype)
+    dtype, _ = arrays.itemsize_for(tok.vocab_size, args.dtype)
     print(f"wrote {count:,} tokens ({dtype}) to {args.output} in {seconds:.2f} s")
     return 0
 
@@ -280,9 +276,6 @@ def _add_inspect(commands: argparse._SubParsersAction) -> None:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from bytebpe import store
-    from bytebpe.ledger import format_report
-
     tok = Tokenizer.load(args.path)
     if store.is_store_file(args.path):
         run = store.read(args.path, with_snapshot=False)

@@ -8,7 +8,7 @@ or, when the caller keeps a `rejected` tally, is counted by type and skipped.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 # A batch is flushed at this many bytes even before `buffer_size` documents, so one
@@ -49,9 +49,11 @@ def iter_documents(
             _reject(f"item {index}", item, text_column, rejected)
 
 
-def is_one_shot(data: Any) -> bool:
+def is_one_shot(data: object) -> bool:
     """True for inputs that cannot be read twice (iterators, generators)."""
-    return not is_hf_dataset(data) and iter(data) is data
+    if is_hf_dataset(data) or not isinstance(data, Iterable):
+        return False
+    return iter(data) is data
 
 
 def is_hf_dataset(data: object) -> bool:
@@ -79,8 +81,16 @@ def batches(
         yield batch
 
 
-def surrogate_error(batch: list[str | bytes], first: int) -> ValueError:
-    """The error for the first document of `batch` with a lone surrogate."""
+# What to do about a lone surrogate, when training and when encoding.
+TRAINING_ADVICE = 'pass surrogates="surrogatepass" to keep it reversibly, or clean the text'
+ENCODING_ADVICE = (
+    "pass doc.encode('utf-8', 'surrogatepass') to keep it reversibly, or clean the text"
+)
+
+
+def surrogate_error(batch: Sequence[str | bytes], first: int, advice: str) -> ValueError:
+    """The error for the first document of `batch` (numbered from `first`) with a lone
+    surrogate."""
     for i, doc in enumerate(batch):
         if isinstance(doc, str):
             try:
@@ -88,8 +98,7 @@ def surrogate_error(batch: list[str | bytes], first: int) -> ValueError:
             except UnicodeEncodeError as e:
                 return ValueError(
                     f"document {first + i} contains a lone surrogate at character {e.start}, "
-                    "which is not valid text; pass doc.encode('utf-8', 'surrogatepass') "
-                    "to keep it reversibly, or clean the text"
+                    f"which is not valid text; {advice}"
                 )
     return ValueError("a document contains a lone surrogate")
 

@@ -22,6 +22,11 @@ class ProgressBar:
         if self._bar is not None:
             self._bar.close()
 
+    def set_total(self, total: int) -> None:
+        if self._bar is not None:
+            self._bar.total = total
+            self._bar.refresh()
+
     def update(self, n: int) -> None:
         if self._bar is not None:
             self._bar.update(n)

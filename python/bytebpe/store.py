@@ -11,7 +11,7 @@ Tables:
 Merges are committed in small transactions, so after any crash (even SIGKILL) the file
 holds a consistent prefix of the merge log, the snapshot it came from and a ledger that
 matches. Only Python's `sqlite3` ever opens the file (one copy of SQLite per process,
-see DESIGN.md), and a lock file keeps two runs from writing one store.
+see docs/design.md), and a lock file keeps two runs from writing one store.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bytebpe._bytebpe import CorruptTokenizerError
+from bytebpe.errors import CorruptTokenizerError, StoreError
 
 FORMAT = "bytebpe-run"
 VERSION = 1
@@ -44,10 +44,6 @@ CREATE TABLE merges (
     phase INTEGER NOT NULL, time REAL NOT NULL);
 CREATE TABLE ledger (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-
-
-class StoreError(ValueError):
-    """The run store cannot be used as asked (in use, other settings, not writable)."""
 
 
 class RunStore:

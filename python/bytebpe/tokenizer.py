@@ -1,22 +1,34 @@
-"""The public `Tokenizer`: training entry points, encoding, decoding, saving."""
+"""The public `Tokenizer`: training entry points, encoding, decoding, saving, interop.
+
+Each method is a few lines over the layers below: `options` and `sources` check what the
+caller gave, `run` trains, `interop` converts, and the native tokenizer encodes.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any, BinaryIO, Literal, NamedTuple
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, NamedTuple
 
-from bytebpe import _bytebpe, documents, file_format, files, store, training
+from bytebpe import _bytebpe, arrays, documents, encode_file, file_format, options, run, sources, store
 from bytebpe import phases as phases_module
-from bytebpe._bytebpe import UnknownTokenError
+from bytebpe.checks import check_choice, check_int, check_optional_int, check_str, check_text
+from bytebpe.decoder import StreamingDecoder
+from bytebpe.errors import TrainingWarning, UnknownTokenError
 from bytebpe.ledger import DecodeLedger
+from bytebpe.options import SharedOptions, TrainingOptions
 from bytebpe.phases import Phase
-from bytebpe.store import RunStore
-from bytebpe.training import TrainingWarning
 
-__all__ = ["Merge", "StreamingDecoder", "Tokenizer", "TrainingWarning"]
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+    from typing_extensions import Unpack
+
+__all__ = ["Merge", "StreamingDecoder", "Tokenizer", "TrainingWarning", "encode_to_file"]
 
 BUILTIN_PATTERNS = ("gpt2", "cl100k", "o200k")
+SURROGATE_MODES = ("error", "surrogatepass")
+BAD_ITEM_MODES = ("error", "skip")
 
 
 class Merge(NamedTuple):
@@ -52,84 +64,48 @@ class Tokenizer:
     # ==================== Training
 
     @classmethod
+    @options.documented
     def train_from_iterator(
         cls,
-        iterable: Any,
+        iterable: Iterable[object],
         vocab_size: int,
         *,
-        pattern: str | None = None,
-        special_tokens: Sequence[str] = (),
-        min_frequency: int = 2,
-        num_threads: int | None = None,
-        buffer_size: int = 8192,
         text_column: str = "text",
+        buffer_size: int = 8192,
         surrogates: Literal["error", "surrogatepass"] = "error",
         on_bad_item: Literal["error", "skip"] = "error",
-        max_token_length: int | None = None,
-        store: str | os.PathLike[str] | RunStore | None = None,
         restart_counting: bool = False,
-        base: Tokenizer | None = None,
-        seed_merges: str | Sequence[str | bytes] | None = None,
-        memory_limit: int | str | None = None,
-        progress: bool = True,
+        **opts: Unpack[TrainingOptions],
     ) -> Tokenizer:
         """Trains on documents from any iterable.
 
         Items may be `str`, `bytes` (any bytes; invalid UTF-8 is kept byte by byte), lists
         of those (batches), or dict rows whose `text_column` holds the text; a
-        `datasets.Dataset` or `IterableDataset` can be passed directly. `pattern` is a
-        built-in name ("gpt2", "cl100k", "o200k") or any regex (default "cl100k", or the
-        pattern of `base`). Training stops at
+        `datasets.Dataset` or `IterableDataset` can be passed directly. Training stops at
         `vocab_size` tokens (special tokens included) or when no pair occurs
-        `min_frequency` times.
+        `min_frequency` times. `buffer_size` documents are counted per batch (never
+        changes the result).
 
         A `str` with lone surrogates is refused unless `surrogates="surrogatepass"`, which
         keeps them as their surrogatepass bytes (decode with
         `decode_bytes(...).decode("utf-8", "surrogatepass")`). An item of another type is a
         TypeError unless `on_bad_item="skip"`, which skips it and counts it in the loss
-        ledger. `max_token_length` (bytes) cuts longer pieces so no token is longer.
+        ledger.
 
-        With `store` (a path or a `RunStore`), the run is kept in an SQLite file: counting
-        checkpoints and merges are committed as they are made, and calling again with the
-        same store resumes after a crash, ending with exactly the merges of an
-        uninterrupted run. `restart_counting=True` allows counting from scratch when an
-        interrupted count cannot be resumed (a one-shot iterator).
-
-        With `base` (a Tokenizer: trained, or loaded from a bytebpe file, a tiktoken ranks
-        file or a `tokenizer.json`), training extends it: every existing id stays, the
-        documents are segmented by `base`'s own rank-ordered BPE, and new merges are
-        appended until `vocab_size` (counting `base`'s tokens). New ids skip `base`'s
-        special-token ids; new special tokens come after every id. `seed_merges` (a preset:
-        "digits", "whitespace", "code", joined by commas; or a list of strings) makes those
-        tokens first, before any counted merge (see `bytebpe.seeds`).
-
-        `memory_limit` (bytes, or a string like "2GB", "1.5GiB", "500MB"; at least 64 MiB)
-        bounds the peak resident memory of the whole process to the limit plus 16 MiB,
-        counting 48 MiB for the interpreter and libraries (memory the caller holds beyond
-        that, such as a list of all documents, is not bytebpe's to bound: stream the
-        input). Word counts stay exact while they fit; past that the rarest words are
-        dropped at fixed points of the input, and what was dropped is counted in
-        `loss_report()` (`dropped_word_mass`, `dropped_bytes`).
-        Below the limit the merges are exactly those of a run without one. The result
-        depends on the limit and the order of the documents, never on batching or threads.
+        With `store`, calling again resumes an interrupted run: after counting finished,
+        without reading the data again; during counting, by reading past the documents
+        already counted (checked to be the same). `restart_counting=True` allows counting
+        from scratch when an interrupted count cannot be resumed (a one-shot iterator).
         """
-        s = training.settings(
-            vocab_size, pattern=pattern, special_tokens=special_tokens,
-            min_frequency=min_frequency, num_threads=num_threads,
-            max_token_length=max_token_length, progress=progress, store_arg=store,
-            buffer_size=buffer_size, base=base, seed_merges=seed_merges,
-            memory_limit=memory_limit,
-        )
-        training.check_choice("surrogates", surrogates, training.SURROGATE_MODES)
-        training.check_choice("on_bad_item", on_bad_item, training.BAD_ITEM_MODES)
-        core, ledger = training.train_documents(
-            iterable, s, buffer_size=buffer_size, text_column=text_column,
-            surrogatepass=surrogates == "surrogatepass", skip_bad_items=on_bad_item == "skip",
-            restart_counting=restart_counting,
-        )
-        return cls(core, ledger)
+        resolved = options.resolve(vocab_size, opts, entry="train_from_iterator",
+                                   allowed=options.TRAINING_KEYS)
+        source = _iterable_source(iterable, text_column, buffer_size, on_bad_item, resolved)
+        check_choice("surrogates", surrogates, SURROGATE_MODES)
+        return cls(*run.train([source], resolved, restart_counting=restart_counting,
+                              surrogatepass=surrogates == "surrogatepass"))
 
     @classmethod
+    @options.documented
     def train_from_files(
         cls,
         paths_or_globs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
@@ -138,29 +114,20 @@ class Tokenizer:
         documents: Literal["lines", "files", "separator"] = "lines",
         separator: str | bytes | None = None,
         text_column: str = "text",
-        pattern: str | None = None,
-        special_tokens: Sequence[str] = (),
-        min_frequency: int = 2,
-        num_threads: int | None = None,
-        max_token_length: int | None = None,
-        store: str | os.PathLike[str] | RunStore | None = None,
+        chunk_size: int = sources.DEFAULT_CHUNK_SIZE,
         restart_counting: bool = False,
-        base: Tokenizer | None = None,
-        seed_merges: str | Sequence[str | bytes] | None = None,
-        memory_limit: int | str | None = None,
-        chunk_size: int = files.DEFAULT_CHUNK_SIZE,
-        progress: bool = True,
+        **opts: Unpack[TrainingOptions],
     ) -> Tokenizer:
         """Trains on files, read in chunks with bounded memory.
 
-        Each path may be a glob (matches in sorted order). By extension: `.jsonl` /
-        `.ndjson` give the `text_column` field of each line, `.parquet` the `text_column`
-        column of each row, anything else is plain text (any bytes; invalid UTF-8 is kept
-        and counted in the loss ledger). Any of them may be compressed: `.gz` or
-        `.zst`/`.zstd`. Plain text is split into documents by `documents`: "lines" (one
-        per line, the line ending kept), "files" (one per file) or "separator" (the text
-        between occurrences of `separator`, which is not part of the documents; an empty
-        last document is dropped).
+        Each path may be a glob (matches in sorted order; `**` matches any depth). By
+        extension: `.jsonl` / `.ndjson` give the `text_column` field of each line,
+        `.parquet` the `text_column` column of each row, anything else is plain text (any
+        bytes; invalid UTF-8 is kept and counted in the loss ledger). Any of them may be
+        compressed: `.gz` or `.zst`/`.zstd`. Plain text is split into documents by
+        `documents`: "lines" (one per line, the line ending kept), "files" (one per file)
+        or "separator" (the text between occurrences of `separator`, which is not part of
+        the documents; an empty last document is dropped).
 
         The result is exactly that of `train_from_iterator` on the same documents:
         `chunk_size` (bytes read at a time, and the size past which a long document is
@@ -172,26 +139,16 @@ class Tokenizer:
         `text_column`, a Parquet file without the column, or a compressed file cut short
         raises an error naming the file (and the line or offset). With `store`, what was
         counted before the error is kept: fix the file and call again to resume.
-        Other options are those of `train_from_iterator`.
         """
-        s = training.settings(
-            vocab_size, pattern=pattern, special_tokens=special_tokens,
-            min_frequency=min_frequency, num_threads=num_threads,
-            max_token_length=max_token_length, progress=progress, store_arg=store,
-            base=base, seed_merges=seed_merges, memory_limit=memory_limit,
-        )
-        sep = files.check_documents(documents, separator)
-        training.check_int("chunk_size", chunk_size, minimum=1)
-        paths = files.expand_paths(paths_or_globs)
-        cuts = _bytebpe.WordCounter(s.pattern, s.special_tokens).cuts_allowed
-        sources = files.file_sources(
-            paths, documents=documents, separator=sep, text_column=text_column,
-            chunk_size=chunk_size, cuts=cuts, num_threads=num_threads,
-        )
-        core, ledger = files.train_sources(sources, s, restart_counting=restart_counting)
-        return cls(core, ledger)
+        resolved = options.resolve(vocab_size, opts, entry="train_from_files",
+                                   allowed=options.TRAINING_KEYS)
+        read = _read_options(documents, separator, text_column, chunk_size, resolved)
+        paths = sources.expand_paths(paths_or_globs)
+        return cls(*run.train(sources.file_sources(paths, read), resolved,
+                              restart_counting=restart_counting))
 
     @classmethod
+    @options.documented
     def train_from_stream(
         cls,
         stream: BinaryIO,
@@ -201,19 +158,10 @@ class Tokenizer:
         separator: str | bytes | None = None,
         format: Literal["text", "jsonl"] = "text",
         text_column: str = "text",
-        pattern: str | None = None,
-        special_tokens: Sequence[str] = (),
-        min_frequency: int = 2,
-        num_threads: int | None = None,
-        max_token_length: int | None = None,
-        store: str | os.PathLike[str] | RunStore | None = None,
-        restart_counting: bool = False,
-        base: Tokenizer | None = None,
-        seed_merges: str | Sequence[str | bytes] | None = None,
-        memory_limit: int | str | None = None,
-        chunk_size: int = files.DEFAULT_CHUNK_SIZE,
+        chunk_size: int = sources.DEFAULT_CHUNK_SIZE,
         name: str = "<stream>",
-        progress: bool = True,
+        restart_counting: bool = False,
+        **opts: Unpack[TrainingOptions],
     ) -> Tokenizer:
         """Trains on a readable binary stream (a pipe, `sys.stdin.buffer`,
         `socket.makefile("rb")`, an open file), read with `.read(chunk_size)` until it
@@ -225,70 +173,43 @@ class Tokenizer:
         `store`, an interrupted count resumes when the same bytes are streamed again
         (the counted documents are read past and checked).
         """
-        s = training.settings(
-            vocab_size, pattern=pattern, special_tokens=special_tokens,
-            min_frequency=min_frequency, num_threads=num_threads,
-            max_token_length=max_token_length, progress=progress, store_arg=store,
-            base=base, seed_merges=seed_merges, memory_limit=memory_limit,
-        )
-        sep = files.check_documents(documents, separator)
-        training.check_choice("format", format, ("text", "jsonl"))
-        training.check_int("chunk_size", chunk_size, minimum=1)
-        jsonl = format == "jsonl"
-        cuts = _bytebpe.WordCounter(s.pattern, s.special_tokens).cuts_allowed
-        reader = _bytebpe.DocumentReader(
-            None, name, "lines" if jsonl else documents, None if jsonl else sep,
-            text_column if jsonl else None, cuts, chunk_size, num_threads,
-        )
-        source = files.StreamSource(stream, reader, chunk_size)
-        core, ledger = files.train_sources([source], s, restart_counting=restart_counting)
-        return cls(core, ledger)
+        resolved = options.resolve(vocab_size, opts, entry="train_from_stream",
+                                   allowed=options.TRAINING_KEYS)
+        read = _read_options(documents, separator, text_column, chunk_size, resolved)
+        kind = check_choice("format", format, ("text", "jsonl"))
+        source = sources.StreamSource(stream, check_str("name", name), kind, read)
+        return cls(*run.train([source], resolved, restart_counting=restart_counting))
 
     @classmethod
+    @options.documented
     def train_from_counts(
         cls,
         counts: Mapping[str | bytes, int],
         vocab_size: int,
-        *,
-        pattern: str | None = None,
-        special_tokens: Sequence[str] = (),
-        min_frequency: int = 2,
-        num_threads: int | None = None,
-        max_token_length: int | None = None,
-        store: str | os.PathLike[str] | RunStore | None = None,
-        base: Tokenizer | None = None,
-        seed_merges: str | Sequence[str | bytes] | None = None,
-        memory_limit: int | str | None = None,
-        progress: bool = True,
+        **opts: Unpack[TrainingOptions],
     ) -> Tokenizer:
         """Trains on pre-counted words (each key is one word, not split further).
 
-        Counts are ints in [0, 2**64). `pattern` is stored for encoding later. `store`,
-        `base`, `seed_merges` and `memory_limit` work as in `train_from_iterator` (the
-        mapping itself is the caller's memory; with a limit, pruning depends on the
-        mapping's order).
+        Counts are ints in [0, 2**64). `pattern` is stored for encoding later. With a
+        `memory_limit`, the mapping itself is the caller's memory, and pruning depends on
+        the mapping's order.
         """
-        s = training.settings(
-            vocab_size, pattern=pattern, special_tokens=special_tokens,
-            min_frequency=min_frequency, num_threads=num_threads,
-            max_token_length=max_token_length, progress=progress, store_arg=store,
-            base=base, seed_merges=seed_merges, memory_limit=memory_limit,
-        )
-        core, ledger = training.train_counts(counts, s)
-        return cls(core, ledger)
+        resolved = options.resolve(vocab_size, opts, entry="train_from_counts",
+                                   allowed=options.TRAINING_KEYS)
+        return cls(*run.train_counts(counts, resolved))
 
     @classmethod
+    @options.documented
     def train_phases(
         cls,
         phases: Sequence[Phase],
         *,
-        pattern: str | None = None,
-        special_tokens: Sequence[str] = (),
-        base: Tokenizer | None = None,
-        seed_merges: str | Sequence[str | bytes] | None = None,
-        memory_limit: int | str | None = None,
         store: str | os.PathLike[str] | None = None,
-        **options: Any,
+        buffer_size: int = 8192,
+        surrogates: Literal["error", "surrogatepass"] = "error",
+        on_bad_item: Literal["error", "skip"] = "error",
+        restart_counting: bool = False,
+        **opts: Unpack[SharedOptions],
     ) -> Tokenizer:
         """Trains in phases, each extending the result of the one before with its own
         data and number of merges (e.g. English, then code, then multilingual text), so
@@ -297,14 +218,18 @@ class Tokenizer:
         `phases` is a list of `bytebpe.Phase(data, merges)`. Seeds and special tokens come
         first; ids never move from one phase to the next. With `store` (a directory), each
         phase is its own run store (`phase-1.sqlite`, ...): calling again resumes, and a
-        finished phase is not read again. Other options (min_frequency, num_threads,
-        buffer_size, max_token_length, progress, ...) are those of `train_from_iterator`.
+        finished phase is not read again. `buffer_size`, `surrogates`, `on_bad_item` and
+        `restart_counting` are those of `train_from_iterator`.
         """
-        return phases_module.train_phases(
-            cls, phases, base=base, seed_merges=seed_merges, memory_limit=memory_limit,
-            special_tokens=special_tokens,
-            pattern=pattern, store=store, **options,
-        )
+        options.check_keys(opts, entry="train_phases", allowed=options.SHARED_KEYS)
+        check_int("buffer_size", buffer_size, minimum=1)
+        check_choice("surrogates", surrogates, SURROGATE_MODES)
+        check_choice("on_bad_item", on_bad_item, BAD_ITEM_MODES)
+        return cls(*phases_module.train_phases(
+            phases, opts, store=store, buffer_size=buffer_size,
+            surrogatepass=surrogates == "surrogatepass", skip_bad_items=on_bad_item == "skip",
+            restart_counting=restart_counting,
+        ))
 
     # ==================== Properties
 
@@ -357,7 +282,7 @@ class Tokenizer:
         `allowed_special` (then it becomes its id) or left out of `disallowed_special`
         (then it is encoded as ordinary text).
         """
-        _check_text(text)
+        check_text(text)
         allowed = set(self._special_ids) if allowed_special == "all" else set(allowed_special)
         if disallowed_special == "all":
             disallowed = set(self._special_ids) - allowed
@@ -373,12 +298,11 @@ class Tokenizer:
                 )
         if not allowed:
             return self.encode_ordinary(text)
-        return _call(self._core.encode, text, allowed)
+        return self._core.encode(text, allowed)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encodes text, treating special-token text as ordinary text."""
-        _check_text(text)
-        return _call(self._core.encode_ordinary, text)
+        return self._core.encode_ordinary(check_text(text))
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Encodes any bytes; invalid UTF-8 becomes byte tokens, so decoding gives it back."""
@@ -394,37 +318,56 @@ class Tokenizer:
             raise TypeError("encode_batch takes a list of str; for one text use encode()")
         texts = list(texts)
         for i, text in enumerate(texts):
-            _check_text(text, f"texts[{i}]")
-        if num_threads is not None:
-            training.check_int("num_threads", num_threads, minimum=1)
-        return _call(self._core.encode_ordinary_batch, texts, num_threads)
+            check_text(text, f"texts[{i}]")
+        threads = check_optional_int("num_threads", num_threads, minimum=1)
+        return self._core.encode_ordinary_batch(texts, threads)
 
     def encode_batch_numpy(
         self,
         texts: Sequence[str | bytes],
         *,
-        dtype: Any = None,
+        dtype: object = None,
         eot: str | int | None = None,
         num_threads: int | None = None,
-    ) -> tuple[Any, Any]:
+    ) -> tuple[NDArray[Any], NDArray[np.int64]]:
         """Encodes many texts (or bytes) into one flat NumPy array plus int64 offsets:
         document `i` is `tokens[offsets[i]:offsets[i + 1]]`. No Python lists are built.
 
         `dtype` defaults to uint16 when every id fits, else uint32; `eot` (a special
         token or id) is appended after every document.
         """
-        import numpy as np
+        import numpy as np  # an optional dependency, needed only here
 
-        from bytebpe import encode_file
-
-        name, itemsize = encode_file.itemsize_for(self, dtype)
-        eot_token = encode_file.eot_id(self, eot)
+        name, itemsize = arrays.itemsize_for(self.vocab_size, dtype)
+        eot_token = arrays.eot_id(self.vocab_size, self._special_ids, eot)
+        threads = check_optional_int("num_threads", num_threads, minimum=1)
         docs = list(documents.iter_documents(texts, "text", len(texts) or 1))
-        try:
-            flat, offsets = self._core.encode_batch_flat(docs, itemsize, eot_token, num_threads)
-        except UnicodeEncodeError:
-            raise documents.surrogate_error(docs, 0) from None
+        flat, offsets = encode_file.flat_tokens(self._core, docs, itemsize, eot_token, threads)
         return np.frombuffer(flat, dtype=name), np.frombuffer(offsets, dtype=np.int64)
+
+    def encode_to_file(
+        self,
+        documents: object,
+        path: str | os.PathLike[str],
+        *,
+        dtype: object = None,
+        eot: str | int | None = None,
+        text_column: str = "text",
+        batch_size: int = 1024,
+        num_threads: int | None = None,
+        progress: bool = True,
+    ) -> int:
+        """Encodes `documents` (anything `train_from_iterator` accepts, or
+        `bytebpe.read_files(...)`) into a flat token file at `path` (nanoGPT's `.bin`:
+        ids back to back, uint16 or uint32); returns the token count.
+
+        `eot` (a special token's text or an id) is written after every document. The file
+        appears only when complete (written to a temporary name, then renamed).
+        """
+        return encode_file.write_token_file(
+            self._core, documents, path, dtype=dtype, eot=eot, text_column=text_column,
+            batch_size=batch_size, num_threads=num_threads, progress=progress,
+        )
 
     # ==================== Decoding
 
@@ -471,7 +414,7 @@ class Tokenizer:
         characters, `flush()` the rest, so a character split across tokens is never
         garbled."""
         _check_errors(errors)
-        return StreamingDecoder(self, errors)
+        return StreamingDecoder(self.decode_bytes, self._text, errors)
 
     def decode(
         self, tokens: Sequence[int], errors: Literal["strict", "replace", "ignore"] = "strict"
@@ -553,8 +496,7 @@ class Tokenizer:
         still writing it). `vocab_size` takes the tokenizer of the first merges only
         (special tokens included in the count). A foreign or damaged file raises
         CorruptTokenizerError."""
-        if vocab_size is not None:
-            training.check_config(vocab_size, (), 1, None)
+        check_optional_int("vocab_size", vocab_size, minimum=256)
         if store.is_store_file(path):
             core, ledger = file_format.from_store(store.read(path, with_snapshot=False),
                                                   repr(os.fspath(path)), vocab_size)
@@ -587,52 +529,52 @@ class Tokenizer:
         )
 
 
-class StreamingDecoder:
-    """Incremental decoding for generation; see `Tokenizer.decoder`."""
-
-    def __init__(self, tokenizer: Tokenizer, errors: str) -> None:
-        self._tokenizer = tokenizer
-        self._errors = errors
-        self._pending = b""  # the start of a character whose other bytes are still to come
-
-    def feed(self, tokens: int | Sequence[int]) -> str:
-        """Adds tokens; returns the text of every character they complete."""
-        if isinstance(tokens, int):
-            tokens = [tokens]
-        data = self._pending + self._tokenizer.decode_bytes(tokens)
-        keep = _bytebpe.incomplete_utf8_tail(data)
-        self._pending = data[len(data) - keep :]
-        return self._tokenizer._text(data[: len(data) - keep], self._errors)
-
-    def flush(self) -> str:
-        """Ends the stream: returns what is left (an unfinished character raises under
-        "strict", becomes U+FFFD under "replace", disappears under "ignore")."""
-        data, self._pending = self._pending, b""
-        return self._tokenizer._text(data, self._errors)
+def encode_to_file(
+    tokenizer: Tokenizer,
+    documents: object,
+    path: str | os.PathLike[str],
+    *,
+    dtype: object = None,
+    eot: str | int | None = None,
+    text_column: str = "text",
+    batch_size: int = 1024,
+    num_threads: int | None = None,
+    progress: bool = True,
+) -> int:
+    """`tokenizer.encode_to_file(documents, path, ...)`: see `Tokenizer.encode_to_file`."""
+    return tokenizer.encode_to_file(
+        documents, path, dtype=dtype, eot=eot, text_column=text_column,
+        batch_size=batch_size, num_threads=num_threads, progress=progress,
+    )
 
 
 def _from_state(state: dict[str, Any]) -> Tokenizer:
     return Tokenizer(*file_format.from_state(state, "pickled tokenizer"))
 
 
-def _call(method: Any, text: Any, *args: Any) -> Any:
-    try:
-        return method(text, *args)
-    except UnicodeEncodeError as e:  # only reachable through a list of texts
-        raise ValueError(f"text contains a lone surrogate: {e}") from None
+def _iterable_source(
+    data: object, text_column: object, buffer_size: object, on_bad_item: object,
+    opts: options.Options,
+) -> sources.IterableSource:
+    return sources.IterableSource(
+        data, text_column=check_str("text_column", text_column),
+        buffer_size=check_int("buffer_size", buffer_size, minimum=1),
+        skip_bad_items=check_choice("on_bad_item", on_bad_item, BAD_ITEM_MODES) == "skip",
+        memory_limited=opts.memory_limit is not None,
+    )
 
 
-def _check_text(text: object, name: str = "text") -> None:
-    if not isinstance(text, str):
-        raise TypeError(f"{name} must be str, not {type(text).__name__} (use encode_bytes for bytes)")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as e:
-        raise ValueError(
-            f"{name} contains a lone surrogate at character {e.start}, which is not valid text; "
-            "encode text.encode('utf-8', 'surrogatepass') with encode_bytes to keep it "
-            "reversibly"
-        ) from None
+def _read_options(
+    documents: object, separator: object, text_column: object, chunk_size: object,
+    opts: options.Options,
+) -> sources.ReadOptions:
+    return sources.ReadOptions(
+        documents=str(documents),
+        separator=sources.check_documents(documents, separator),
+        text_column=check_str("text_column", text_column),
+        chunk_size=check_int("chunk_size", chunk_size, minimum=1),
+        num_threads=opts.num_threads,
+    )
 
 
 def _check_errors(errors: object) -> None:

@@ -1,0 +1,45 @@
+"""Argument checks shared by the facade, each with one wording: the error names the
+argument, the value and what would be accepted."""
+
+from __future__ import annotations
+
+
+def check_int(name: str, value: object, *, minimum: int, why: str = "") -> int:
+    """`value` as an int of at least `minimum` (bool is not an int here)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < minimum:
+        because = f" ({why})" if why else ""
+        raise ValueError(f"{name}={value} is too small: it must be at least {minimum}{because}")
+    return value
+
+
+def check_optional_int(name: str, value: object, *, minimum: int) -> int | None:
+    return None if value is None else check_int(name, value, minimum=minimum)
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name}={value!r}; choose one of {choices}")
+    return value
+
+
+def check_str(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    return value
+
+
+def check_text(text: object, name: str = "text") -> str:
+    """A `str` that is valid text (no lone surrogate), for encoding."""
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be str, not {type(text).__name__} (use encode_bytes for bytes)")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ValueError(
+            f"{name} contains a lone surrogate at character {e.start}, which is not valid text; "
+            "encode text.encode('utf-8', 'surrogatepass') with encode_bytes to keep it "
+            "reversibly"
+        ) from None
+    return text

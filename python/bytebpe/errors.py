@@ -1,0 +1,26 @@
+"""Every exception and warning bytebpe raises, in one place.
+
+The native module defines the errors its core can raise (each a `ValueError`, so code that
+catches `ValueError` keeps working); the facade adds the store's and training's own.
+"""
+
+from __future__ import annotations
+
+from bytebpe._bytebpe import CorruptTokenizerError, InputError, PatternError, UnknownTokenError
+
+__all__ = [
+    "CorruptTokenizerError",
+    "InputError",
+    "PatternError",
+    "StoreError",
+    "TrainingWarning",
+    "UnknownTokenError",
+]
+
+
+class StoreError(ValueError):
+    """The run store cannot be used as asked (in use, other settings, not writable)."""
+
+
+class TrainingWarning(UserWarning):
+    """Training finished, but not quite as asked (empty data, stopped early)."""
