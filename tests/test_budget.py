@@ -13,8 +13,8 @@ from budget_child import documents
 from bytebpe import RunStore, StoreError, Tokenizer, TrainingWarning
 from bytebpe.cli import main
 from bytebpe.ledger import format_report, is_clean
-from bytebpe.sample import sample_documents
 from bytebpe.options import parse_memory_limit
+from bytebpe.sample import sample_documents
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MIB = 2**20

@@ -13,11 +13,10 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from bytebpe import __version__, arrays, store
 from bytebpe.ledger import format_report
-from bytebpe.options import parse_memory_limit
+from bytebpe.options import TrainingOptions, parse_memory_limit
 from bytebpe.sample import sample_documents
 from bytebpe.sources import read_files
 from bytebpe.tiktoken_format import sidecar_path
@@ -39,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     _add_inspect(commands)
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        status: int = args.run(args)
+        return status
     except (OSError, ValueError, TypeError, KeyError) as e:  # CorruptTokenizerError is a ValueError
         print(f"bytebpe {args.command}: error: {e}", file=sys.stderr)
         return 1
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _add_train(commands: argparse._SubParsersAction) -> None:
+def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = commands.add_parser(
         "train",
         help="train a tokenizer and report what it learned",
@@ -129,9 +129,9 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _training_options(args: argparse.Namespace) -> dict[str, Any]:
+def _training_options(args: argparse.Namespace) -> TrainingOptions:
     """The options every training entry point takes, from the command line."""
-    return dict(
+    return TrainingOptions(
         pattern=args.pattern,
         special_tokens=args.special_tokens,
         min_frequency=args.min_frequency,
@@ -188,21 +188,20 @@ def _train_streaming(args: argparse.Namespace) -> int:
     separator = None
     if args.separator is not None:
         separator = args.separator.encode("latin-1", "backslashreplace").decode("unicode_escape")
-    options = dict(
-        documents=args.documents,
-        separator=separator,
-        text_column=args.text_column,
-        **_training_options(args),
-    )
+    options = _training_options(args)
     started = time.perf_counter()
     if args.inputs == ["-"]:
         source = "standard input"
         tok = Tokenizer.train_from_stream(
-            sys.stdin.buffer, args.vocab_size, name="<stdin>", **options  # type: ignore[arg-type]
+            sys.stdin.buffer, args.vocab_size, name="<stdin>", documents=args.documents,
+            separator=separator, text_column=args.text_column, **options,
         )
     else:
         source = ", ".join(args.inputs)
-        tok = Tokenizer.train_from_files(args.inputs, args.vocab_size, **options)  # type: ignore[arg-type]
+        tok = Tokenizer.train_from_files(
+            args.inputs, args.vocab_size, documents=args.documents, separator=separator,
+            text_column=args.text_column, **options,
+        )
     seconds = time.perf_counter() - started
     heldout: list[str | bytes] = []
     if args.heldout:
@@ -233,7 +232,7 @@ class _HoldOut:
             yield doc
 
 
-def _add_encode(commands: argparse._SubParsersAction) -> None:
+def _add_encode(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = commands.add_parser(
         "encode",
         help="encode files into a flat binary token file (np.memmap-readable)",
@@ -265,7 +264,7 @@ def _encode(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_inspect(commands: argparse._SubParsersAction) -> None:
+def _add_inspect(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = commands.add_parser(
         "inspect",
         help="show a run store or tokenizer file: settings, progress, merges, loss ledger",

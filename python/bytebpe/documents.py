@@ -104,7 +104,7 @@ def surrogate_error(batch: Sequence[str | bytes], first: int, advice: str) -> Va
 
 
 def _row_documents(
-    row: Mapping, text_column: str, where: str, rejected: dict[str, int] | None
+    row: Mapping[Any, Any], text_column: str, where: str, rejected: dict[str, int] | None
 ) -> Iterator[str | bytes]:
     if text_column not in row:
         if rejected is not None:

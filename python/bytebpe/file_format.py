@@ -61,7 +61,7 @@ def from_state(state: Any, where: str, vocab_size: int | None = None) -> Loaded:
     try:
         specials = [str(t) for t, _ in state["special_tokens"]]
         tokens = [base64.b64decode(t, validate=True) for t in state["tokens"]]
-        merges = [tuple(m) for m in state["merges"]]
+        merges = [_merge(m) for m in state["merges"]]
         if vocab_size is None:
             ids = [tuple(t) for t in state["special_tokens"]]
             core = _build(state["pattern"], merges, tokens, ids)
@@ -78,9 +78,15 @@ def from_state(state: Any, where: str, vocab_size: int | None = None) -> Loaded:
     return core, state.get("ledger")
 
 
+def _merge(entry: Any) -> tuple[int, int, int, int]:
+    """One merge-log entry of a file: four integers (checked by the core)."""
+    left, right, token, count = entry
+    return (left, right, token, count)
+
+
 def _build(
     pattern: str,
-    merges: list[tuple[int, ...]],
+    merges: list[tuple[int, int, int, int]],
     tokens: list[bytes],
     specials: list[tuple[str, int]],
 ) -> CoreTokenizer:

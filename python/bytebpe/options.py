@@ -246,7 +246,7 @@ def parse_memory_limit(value: object) -> int | None:
         whole, _, frac = match.group(1).partition(".")
         # Exact decimal arithmetic: '1.5GiB' is 1610612736 bytes, not a float's guess.
         scale = _UNITS[unit]
-        limit = int(whole or 0) * scale + int(frac or 0) * scale // 10 ** len(frac)
+        limit: int = int(whole or 0) * scale + int(frac or 0) * scale // 10 ** len(frac)
     else:
         limit = value
     if limit < MIN_MEMORY_LIMIT:

@@ -16,7 +16,7 @@ import glob
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sized
 from dataclasses import dataclass
 from typing import BinaryIO, Protocol
 
@@ -71,7 +71,7 @@ class IterableSource:
     ) -> None:
         self.name = "the training data"
         self.one_shot = documents.is_one_shot(data)
-        self.total = len(data) if hasattr(data, "__len__") else None  # type: ignore[arg-type]
+        self.total = len(data) if isinstance(data, Sized) else None
         self.rejected: dict[str, int] = {}
         self.buffer_size = buffer_size
         # A dataset is read `buffer_size` rows at a time; under a memory limit fewer,
@@ -317,7 +317,7 @@ def read_files(
     """
     check_choice("documents", documents, ("lines", "files"))
     specs = (
-        [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else list(map(os.fspath, paths))
+        [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else [os.fspath(p) for p in paths]
     )
     return FileDocuments(specs, documents, text_column)
 

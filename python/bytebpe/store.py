@@ -16,6 +16,7 @@ see docs/design.md), and a lock file keeps two runs from writing one store.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import sqlite3
@@ -105,13 +106,14 @@ class StoredRun:
     bytes: int = 0
     fingerprint: int | None = None
     counting_finished: bool = False
-    snapshot: bytes | None = None
+    snapshot: builtins.bytes | None = None
     ledger: dict[str, Any] = field(default_factory=dict)
     merges: list[tuple[int, int, int, int]] = field(default_factory=list)
 
     @property
     def special_tokens(self) -> list[str]:
-        return json.loads(self.meta["special_tokens"])
+        specials: list[str] = json.loads(self.meta["special_tokens"])
+        return specials
 
 
 def is_store_file(path: str | os.PathLike[str]) -> bool:
@@ -354,7 +356,7 @@ def _is_blank(path: str) -> bool:
     try:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
-            return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+            return bool(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0)
         finally:
             conn.close()
     except sqlite3.Error:

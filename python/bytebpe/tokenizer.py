@@ -10,7 +10,17 @@ import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, NamedTuple
 
-from bytebpe import _bytebpe, arrays, documents, encode_file, file_format, options, run, sources, store
+from bytebpe import (
+    _bytebpe,
+    arrays,
+    documents,
+    encode_file,
+    file_format,
+    options,
+    run,
+    sources,
+    store,
+)
 from bytebpe import phases as phases_module
 from bytebpe.checks import check_choice, check_int, check_optional_int, check_str, check_text
 from bytebpe.decoder import StreamingDecoder
@@ -37,7 +47,7 @@ class Merge(NamedTuple):
     left: int
     right: int
     token: int
-    count: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count, as in the file format
 
 
 class Tokenizer:
