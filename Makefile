@@ -1,7 +1,7 @@
-# Plain verbs for the development loop. `make test` is what CI runs (.ci/run).
+# Plain verbs for the development loop. `make check` (tests and lints) is what CI runs (.ci/run).
 PYTHON ?= python3
 
-.PHONY: help demo install install-test build-dev test test-rust test-python test-slow lint fmt bench bench-core fuzz
+.PHONY: help demo install install-test build-dev check test test-rust test-python test-slow lint lint-checks fmt bench bench-core fuzz
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -13,11 +13,13 @@ demo: ## install, then train on the bundled sample and show what was learned
 install: ## build and install the wheel
 	$(PYTHON) -m pip install .
 
-install-test: ## install the package (editable) with everything the tests need
-	$(PYTHON) -m pip install -e '.[test]'
+install-test: ## install the package (editable) with everything the tests and lints need
+	$(PYTHON) -m pip install -e '.[test,lint]'
 
 build-dev: ## rebuild the native module (editable install) after Rust changes
 	$(PYTHON) -m pip install -e . --no-deps --no-build-isolation
+
+check: install-test test-rust test-python lint-checks ## what CI runs: every test, then every lint
 
 test: install-test test-rust test-python ## install test dependencies, run every test
 
@@ -30,12 +32,14 @@ test-python:
 test-slow: install-test ## the long runs (marked slow), not part of `make test`
 	$(PYTHON) -m pytest -m slow
 
-lint: ## formatting and lints, Rust and Python, and the native module's stubs
-	$(PYTHON) -m pip install -e '.[lint]'
+lint: install-test lint-checks ## formatting and lints, Rust and Python, types, the native module's stubs
+
+lint-checks:
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --all-targets --features python -- -D warnings
 	$(PYTHON) -m ruff check python tests benches tools
+	$(PYTHON) -m mypy
 	$(PYTHON) -m mypy.stubtest bytebpe._bytebpe
 
 fmt:
