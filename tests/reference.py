@@ -1,7 +1,7 @@
 """The test oracle: a slow, obviously correct byte-level BPE trainer and encoder.
 
 Every fast path in bytebpe must match this file exactly, merge for merge (ids and counts)
-and id for id. It follows DESIGN.md section 2 literally and is written to be read, not to be
+and id for id. It follows the contract in docs/design.md literally and is written to be read, not to be
 fast: each training step recounts every pair of every word. Only the stdlib and the `regex`
 module are used.
 

@@ -1,6 +1,6 @@
 """Self-tests of the oracle (tests/reference.py) on tiny examples worked out by hand.
 
-Every expected value here was computed on paper from DESIGN.md section 2, never by running
+Every expected value here was computed on paper from the contract in docs/design.md, never by running
 the oracle. Byte values used below: a=97 b=98 c=99 d=100 x=120 space=32.
 """
 
@@ -115,7 +115,7 @@ def test_no_duplicate_tokens_in_runs() -> None:
 
 
 def test_duplicate_tokens_never_arise() -> None:
-    """The "reuse an existing token" rule of DESIGN.md 2.3 is unreachable in practice.
+    """The "reuse an existing token" rule (contract item 3) is unreachable in practice.
 
     Why: a merge never crosses a token boundary, so a stretch of bytes that is exactly
     covered by tokens in a word evolves like the word made of those bytes alone. Two
