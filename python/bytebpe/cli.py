@@ -17,6 +17,7 @@ from typing import Any
 
 from bytebpe import __version__
 from bytebpe.inputs import read_files
+from bytebpe.interop.tiktoken import sidecar_path
 from bytebpe.tokenizer import Tokenizer
 
 # Without --heldout, every HOLDOUT_EVERY-th document is kept out of training and used
@@ -168,8 +169,6 @@ def load_base(path: str, pattern: str | None) -> Tokenizer:
     """A tokenizer to extend, from any file bytebpe reads: its own format or run store,
     tiktoken ranks (the pattern from the sidecar file, or --pattern), tokenizer.json."""
     if path.endswith(".tiktoken"):
-        from bytebpe.tiktoken_format import sidecar_path
-
         # With a sidecar, its pattern is the base's (and --pattern must agree with it).
         has_sidecar = os.path.exists(sidecar_path(path))
         return Tokenizer.from_tiktoken(path, pattern=None if has_sidecar else pattern)

@@ -194,9 +194,16 @@ def save(core: CoreTokenizer, path: str | os.PathLike[str], ledger: Any = None) 
     """Writes atomically: a crash mid-write never leaves a half file at `path`."""
     state = to_state(core, ledger)
     state["sha256"] = _digest(state)
+    text = json.dumps(state, separators=(",", ":"), ensure_ascii=False)
+    write_atomic(path, text.encode("utf-8"))
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Writes `data` to `path` through a temporary file and a rename, so a crash mid-write
+    never leaves a half file at `path`."""
     tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(state, f, separators=(",", ":"), ensure_ascii=False)
+    with open(tmp, "wb") as f:
+        f.write(data)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

@@ -6,7 +6,7 @@ import os
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, BinaryIO, Literal, NamedTuple
 
-from bytebpe import _bytebpe, documents, file_format, files, store, training
+from bytebpe import _bytebpe, documents, file_format, files, interop, patterns, store, training
 from bytebpe import phases as phases_module
 from bytebpe._bytebpe import UnknownTokenError
 from bytebpe.ledger import DecodeLedger
@@ -15,9 +15,6 @@ from bytebpe.store import RunStore
 from bytebpe.training import TrainingWarning
 
 __all__ = ["Merge", "StreamingDecoder", "Tokenizer", "TrainingWarning"]
-
-BUILTIN_PATTERNS = ("gpt2", "cl100k", "o200k")
-
 
 class Merge(NamedTuple):
     """One training step: `left` and `right` joined into `token`, seen `count` times."""
@@ -485,16 +482,12 @@ class Tokenizer:
 
     def to_tiktoken(self, name: str = "bytebpe") -> Any:
         """A `tiktoken.Encoding` with identical ids (needs tiktoken installed)."""
-        from bytebpe import tiktoken_format
-
-        return tiktoken_format.to_tiktoken(self, name)
+        return interop.tiktoken.to_tiktoken(self._core, name)
 
     def save_tiktoken(self, path: str | os.PathLike[str]) -> None:
         """Writes the `.tiktoken` ranks file plus a `<path>.json` sidecar holding what the
         format cannot (pattern, special tokens) and the ranks file's hash."""
-        from bytebpe import tiktoken_format
-
-        tiktoken_format.save_tiktoken(self, path)
+        interop.tiktoken.save_tiktoken(self._core, path)
 
     @classmethod
     def from_tiktoken(
@@ -506,30 +499,22 @@ class Tokenizer:
     ) -> Tokenizer:
         """From a `tiktoken.Encoding`, or a `.tiktoken` ranks file (its sidecar gives
         the pattern and special tokens; else pass them)."""
-        from bytebpe import tiktoken_format
-
-        return cls(tiktoken_format.from_tiktoken(source, pattern, special_tokens))
+        return cls(interop.tiktoken.from_tiktoken(source, pattern, special_tokens))
 
     def to_huggingface(self) -> Any:
         """A `tokenizers.Tokenizer` with identical ids (needs tokenizers installed)."""
-        from bytebpe import huggingface_format
-
-        return huggingface_format.to_huggingface(self)
+        return interop.huggingface.to_huggingface(self._core)
 
     def save_huggingface(self, path: str | os.PathLike[str]) -> None:
         """Writes a `tokenizer.json` (also loadable by transformers'
         `PreTrainedTokenizerFast(tokenizer_file=...)`)."""
-        from bytebpe import huggingface_format
-
-        huggingface_format.save_huggingface(self, path)
+        interop.huggingface.save_huggingface(self._core, path)
 
     @classmethod
     def from_huggingface(cls, source: Any) -> Tokenizer:
         """From a byte-level BPE `tokenizer.json` path, its JSON text, or a
         `tokenizers.Tokenizer`."""
-        from bytebpe import huggingface_format
-
-        return cls(huggingface_format.from_huggingface(source))
+        return cls(interop.huggingface_import.from_huggingface(source))
 
     # ==================== The loss ledger
 
@@ -575,9 +560,7 @@ class Tokenizer:
     @property
     def pattern_name(self) -> str | None:
         """The built-in name of the pattern ("gpt2", "cl100k", "o200k"), or None."""
-        return next(
-            (n for n in BUILTIN_PATTERNS if _bytebpe.resolve_pattern(n) == self.pattern), None
-        )
+        return patterns.pattern_name(self.pattern)
 
     def __repr__(self) -> str:
         pattern = self.pattern_name or self.pattern
