@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from bytebpe._bytebpe import _split
 
-__all__ = ["mismatch_message", "pieces", "stress_texts"]
+__all__ = ["mismatch_message", "pieces", "stress_pieces", "stress_texts"]
 
 T = TypeVar("T")
 
@@ -74,6 +74,15 @@ def pieces(pattern: str, texts: Sequence[str]) -> list[list[bytes]]:
     native splitter that training and encoding use, including each run of text a custom
     pattern leaves unmatched. `pattern` is a built-in name or a regex."""
     return [_split(pattern, text, False) for text in texts]
+
+
+@functools.lru_cache(maxsize=4)
+def stress_pieces(pattern: str) -> tuple[tuple[bytes, ...], ...]:
+    """`pieces` of the battery, kept for the last few patterns: the native splitter
+    compiles a custom pattern on every call (about a millisecond for one with Unicode
+    classes), which is most of an export's checking time, and an export to tiktoken and
+    to Hugging Face split the battery with the same pattern."""
+    return tuple(tuple(p) for p in pieces(pattern, stress_texts()))
 
 
 def mismatch_message(what: str, text: str, want: Sequence[T], got: Sequence[T],

@@ -27,7 +27,7 @@ from typing import Any
 
 from bytebpe import file_format
 from bytebpe._bytebpe import CoreTokenizer
-from bytebpe.interop.battery import mismatch_message, pieces, stress_texts
+from bytebpe.interop.battery import mismatch_message, stress_pieces, stress_texts
 from bytebpe.interop.bytemap import bytes_to_unicode, unicode_to_bytes
 from bytebpe.interop.oniguruma import to_oniguruma
 from bytebpe.patterns import builtin_sources
@@ -140,9 +140,8 @@ def _check_pieces(rust_pattern: str, onig_pattern: str, what: str) -> None:
         )
     except Exception as e:
         raise ValueError(f"{what}: Oniguruma rejects the pattern {onig_pattern!r}: {e}") from None
-    texts = stress_texts()
-    for text, want in zip(texts, pieces(rust_pattern, texts)):
-        got = [piece.encode("utf-8") for piece, _ in split.pre_tokenize_str(text)]
+    for text, want in zip(stress_texts(), stress_pieces(rust_pattern)):
+        got = tuple(piece.encode("utf-8") for piece, _ in split.pre_tokenize_str(text))
         if got != want:
             raise ValueError(
                 f"{what}: the pattern {rust_pattern!r} splits text differently in Hugging Face "

@@ -29,7 +29,7 @@ from typing import Any
 
 from bytebpe import file_format
 from bytebpe._bytebpe import CoreTokenizer, CorruptTokenizerError
-from bytebpe.interop.battery import mismatch_message, pieces, stress_texts
+from bytebpe.interop.battery import mismatch_message, stress_pieces, stress_texts
 from bytebpe.patterns import builtin_sources
 
 __all__ = [
@@ -120,7 +120,7 @@ def _tiktoken_pattern(core: CoreTokenizer) -> str:
     if pattern in builtin_sources():
         return pattern
     texts = stress_texts()
-    want = pieces(pattern, texts)
+    want = stress_pieces(pattern)
     # A probe whose tokens are exactly the pieces: ids then show every piece boundary.
     distinct = sorted({p for ps in want for p in ps if len(p) > 1}, key=lambda p: (len(p), p))
     ranks = {bytes([b]): b for b in range(256)}
