@@ -12,6 +12,7 @@ Face) has only "tokens"; one extended from an imported tokenizer has "tokens" an
 of its new tokens. A special token's id among the merged ones (kept by a warm start) is
 an empty token. The digest catches edits and truncation. The same state
 pickles tokenizers, and `from_store` reads a run store's merge log the same way.
+`write_atomic` is the package's one atomic file writer (the interop files use it too).
 """
 
 from __future__ import annotations
