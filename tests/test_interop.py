@@ -16,9 +16,10 @@ import warnings
 import bytebpe
 import pytest
 from bytebpe import CorruptTokenizerError, Tokenizer, TrainingWarning
-from bytebpe import huggingface_format as hff
-from bytebpe import tiktoken_format as tkf
 from bytebpe._bytebpe import CoreTokenizer, resolve_pattern
+from bytebpe.interop import battery, bytemap, oniguruma
+from bytebpe.interop import huggingface as hf_export
+from bytebpe.interop import tiktoken as tiktoken_interop
 from bytebpe.sample import KINDS, sample_documents
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -113,22 +114,22 @@ def test_exports_match_on_hand_written_strings(pattern):
         tok, enc, hf = exported(pattern, kind)
         assert_same_ids(tok, enc, hf, HAND)
         assert_same_ids(tok, enc, hf, mixed(HAND))
-        assert_same_ids(tok, enc, hf, tkf.stress_texts())
+        assert_same_ids(tok, enc, hf, battery.stress_texts())
         assert_same_ids(tok, enc, hf, ["".join(SPECIALS), SPECIALS[0] * 3, "<|endoftext", "|>"])
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_hf_pre_tokenizer_splits_like_bytebpe(pattern):
     hf = exported(pattern, "code")[2]
-    texts = [*HAND, *tkf.stress_texts()]
+    texts = [*HAND, *battery.stress_texts()]
     split = hf.pre_tokenizer
-    for text, want in zip(texts, tkf.pieces(resolve_pattern(pattern), texts)):
-        got = [hff.unicode_to_bytes(p) for p, _ in split.pre_tokenize_str(text)]
+    for text, want in zip(texts, battery.pieces(resolve_pattern(pattern), texts)):
+        got = [bytemap.unicode_to_bytes(p) for p, _ in split.pre_tokenize_str(text)]
         assert got == want, text[:100]
 
 
 def test_hf_pattern_translation_of_builtins():
-    onig = {p: hff.to_oniguruma(resolve_pattern(p)) for p in PATTERNS}
+    onig = {p: oniguruma.to_oniguruma(resolve_pattern(p)) for p in PATTERNS}
     # Oniguruma reads `{1,3}+` as a repeated interval, and `$` as end of line.
     assert "(?>\\p{N}{1,3})" in onig["cl100k"] and "{1,3}+" not in onig["cl100k"]
     assert "\\s++\\z" in onig["cl100k"] and "$" not in onig["cl100k"]
@@ -138,7 +139,7 @@ def test_hf_pattern_translation_of_builtins():
     text = "12915 x  \n  y  "
     want = ["129", "15", " x", "  \n", " ", " y", "  "]
     assert [p for p, _ in split.pre_tokenize_str(text)] == want
-    assert tkf.pieces("cl100k", [text]) == [[p.encode() for p in want]]
+    assert battery.pieces("cl100k", [text]) == [[p.encode() for p in want]]
 
 
 def test_repeated_characters_tie_break_leftmost():
@@ -186,7 +187,7 @@ def test_hf_merges_follow_rank_order_for_any_vocabulary(tokens, texts):
     ranks = [(bytes([b]), b) for b in range(256)]
     ranks += [(t.encode(), 256 + i) for i, t in enumerate(tokens)]
     tok = Tokenizer(CoreTokenizer.from_ranks(r" ?[ab]+|\s", ranks, []))
-    hf = tokenizers.Tokenizer.from_str(json.dumps(hff.to_huggingface_json(tok)))
+    hf = tokenizers.Tokenizer.from_str(json.dumps(hf_export.to_huggingface_json(tok._core)))
     for text in texts:
         assert hf.encode(text).ids == tok.encode(text), text
 
@@ -475,7 +476,7 @@ def test_bad_sidecar(tmp_path):
 def test_bare_ranks_file_needs_a_pattern(tmp_path):
     tok = exported("cl100k", "english")[0]
     path = tmp_path / "bare.tiktoken"
-    path.write_bytes(tkf._ranks_bytes(tok.mergeable_ranks()))
+    path.write_bytes(tiktoken_interop._ranks_bytes(tok.mergeable_ranks()))
     with pytest.raises(ValueError, match=r"bare \.tiktoken ranks file.*pass pattern="):
         Tokenizer.from_tiktoken(path)
     back = Tokenizer.from_tiktoken(path, pattern="cl100k")
@@ -520,7 +521,7 @@ def test_import_refuses_what_is_not_byte_level_bpe():
 
 def test_import_refuses_unsupported_byte_level_setups():
     tok = exported("gpt2", "english")[0]
-    good = hff.to_huggingface_json(tok)
+    good = hf_export.to_huggingface_json(tok._core)
 
     def refused(change, message):
         document = json.loads(json.dumps(good))
@@ -557,7 +558,7 @@ def test_import_refuses_unsupported_byte_level_setups():
 def test_import_refuses_merges_that_do_not_follow_rank_order():
     # "bc" merges first, and no merge joins "a" + "bc": Hugging Face leaves "abc" as
     # [a, bc], while rank order (bytebpe, tiktoken) makes the token "abc".
-    vocab = {hff.bytes_to_unicode(bytes([b])): b for b in range(256)}
+    vocab = {bytemap.bytes_to_unicode(bytes([b])): b for b in range(256)}
     vocab.update({"bc": 256, "ab": 257, "abc": 258})
     model = tokenizers.models.BPE(vocab, [("b", "c"), ("a", "b"), ("ab", "c")])
     hf = _hf_document(model, tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False),

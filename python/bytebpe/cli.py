@@ -15,11 +15,11 @@ import time
 from collections.abc import Iterable, Iterator
 
 from bytebpe import __version__, arrays, store
+from bytebpe.interop.tiktoken import sidecar_path
 from bytebpe.ledger import format_report
 from bytebpe.options import TrainingOptions, parse_memory_limit
 from bytebpe.sample import sample_documents
 from bytebpe.sources import read_files
-from bytebpe.tiktoken_format import sidecar_path
 from bytebpe.tokenizer import Tokenizer
 
 # Without --heldout, every HOLDOUT_EVERY-th document is kept out of training and used

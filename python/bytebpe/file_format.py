@@ -12,6 +12,7 @@ Face) has only "tokens"; one extended from an imported tokenizer has "tokens" an
 of its new tokens. A special token's id among the merged ones (kept by a warm start) is
 an empty token. The digest catches edits and truncation. The same state
 pickles tokenizers, and `from_store` reads a run store's merge log the same way.
+`write_atomic` is the package's one atomic file writer (the interop files use it too).
 """
 
 from __future__ import annotations
@@ -200,9 +201,16 @@ def save(core: CoreTokenizer, path: str | os.PathLike[str], ledger: Any = None) 
     """Writes atomically: a crash mid-write never leaves a half file at `path`."""
     state = to_state(core, ledger)
     state["sha256"] = _digest(state)
+    text = json.dumps(state, separators=(",", ":"), ensure_ascii=False)
+    write_atomic(path, text.encode("utf-8"))
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Writes `data` to `path` through a temporary file and a rename, so a crash mid-write
+    never leaves a half file at `path`."""
     tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(state, f, separators=(",", ":"), ensure_ascii=False)
+    with open(tmp, "wb") as f:
+        f.write(data)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

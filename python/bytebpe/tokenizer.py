@@ -16,7 +16,9 @@ from bytebpe import (
     documents,
     encode_file,
     file_format,
+    interop,
     options,
+    patterns,
     run,
     sources,
     store,
@@ -36,7 +38,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Merge", "StreamingDecoder", "Tokenizer", "TrainingWarning", "encode_to_file"]
 
-BUILTIN_PATTERNS = ("gpt2", "cl100k", "o200k")
 SURROGATE_MODES = ("error", "surrogatepass")
 BAD_ITEM_MODES = ("error", "skip")
 
@@ -438,16 +439,12 @@ class Tokenizer:
 
     def to_tiktoken(self, name: str = "bytebpe") -> Any:
         """A `tiktoken.Encoding` with identical ids (needs tiktoken installed)."""
-        from bytebpe import tiktoken_format
-
-        return tiktoken_format.to_tiktoken(self, name)
+        return interop.tiktoken.to_tiktoken(self._core, name)
 
     def save_tiktoken(self, path: str | os.PathLike[str]) -> None:
         """Writes the `.tiktoken` ranks file plus a `<path>.json` sidecar holding what the
         format cannot (pattern, special tokens) and the ranks file's hash."""
-        from bytebpe import tiktoken_format
-
-        tiktoken_format.save_tiktoken(self, path)
+        interop.tiktoken.save_tiktoken(self._core, path)
 
     @classmethod
     def from_tiktoken(
@@ -459,30 +456,22 @@ class Tokenizer:
     ) -> Tokenizer:
         """From a `tiktoken.Encoding`, or a `.tiktoken` ranks file (its sidecar gives
         the pattern and special tokens; else pass them)."""
-        from bytebpe import tiktoken_format
-
-        return cls(tiktoken_format.from_tiktoken(source, pattern, special_tokens))
+        return cls(interop.tiktoken.from_tiktoken(source, pattern, special_tokens))
 
     def to_huggingface(self) -> Any:
         """A `tokenizers.Tokenizer` with identical ids (needs tokenizers installed)."""
-        from bytebpe import huggingface_format
-
-        return huggingface_format.to_huggingface(self)
+        return interop.huggingface.to_huggingface(self._core)
 
     def save_huggingface(self, path: str | os.PathLike[str]) -> None:
         """Writes a `tokenizer.json` (also loadable by transformers'
         `PreTrainedTokenizerFast(tokenizer_file=...)`)."""
-        from bytebpe import huggingface_format
-
-        huggingface_format.save_huggingface(self, path)
+        interop.huggingface.save_huggingface(self._core, path)
 
     @classmethod
     def from_huggingface(cls, source: Any) -> Tokenizer:
         """From a byte-level BPE `tokenizer.json` path, its JSON text, or a
         `tokenizers.Tokenizer`."""
-        from bytebpe import huggingface_format
-
-        return cls(huggingface_format.from_huggingface(source))
+        return cls(interop.huggingface_import.from_huggingface(source))
 
     # ==================== The loss ledger
 
@@ -527,9 +516,7 @@ class Tokenizer:
     @property
     def pattern_name(self) -> str | None:
         """The built-in name of the pattern ("gpt2", "cl100k", "o200k"), or None."""
-        return next(
-            (n for n in BUILTIN_PATTERNS if _bytebpe.resolve_pattern(n) == self.pattern), None
-        )
+        return patterns.pattern_name(self.pattern)
 
     def __repr__(self) -> str:
         pattern = self.pattern_name or self.pattern
