@@ -3,6 +3,10 @@ argument, the value and what would be accepted."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from bytebpe.errors import UnknownTokenError
+
 
 def check_int(name: str, value: object, *, minimum: int, why: str = "") -> int:
     """`value` as an int of at least `minimum` (bool is not an int here)."""
@@ -43,3 +47,29 @@ def check_text(text: object, name: str = "text") -> str:
             "reversibly"
         ) from None
     return text
+
+
+def check_errors(errors: object) -> str:
+    """A decoding `errors` mode."""
+    if errors not in ("strict", "replace", "ignore"):
+        raise ValueError(f"errors={errors!r}; choose 'strict', 'replace' or 'ignore'")
+    return str(errors)
+
+
+def check_token_id(token: object, position: int) -> int:
+    if isinstance(token, bool) or not isinstance(token, int):
+        raise TypeError(f"token at position {position} is {type(token).__name__}, expected int")
+    if not 0 <= token < 2**32:
+        raise UnknownTokenError(f"unknown token id {token} at position {position}")
+    return token
+
+
+def token_list(tokens: Any) -> Any:
+    """Token ids to decode: NumPy integer arrays become lists (other arrays are refused by
+    dtype); anything else is passed on for the native decoder to check."""
+    dtype = getattr(tokens, "dtype", None)
+    if dtype is not None and hasattr(tokens, "tolist"):
+        if dtype.kind not in "iu":
+            raise TypeError(f"token arrays must have an integer dtype, not {dtype}")
+        return tokens.tolist()
+    return tokens

@@ -22,7 +22,7 @@ from typing import BinaryIO, Protocol
 
 from bytebpe import documents
 from bytebpe._bytebpe import DocumentReader, WordCounter
-from bytebpe.checks import check_choice
+from bytebpe.checks import check_choice, check_int, check_str
 from bytebpe.parquet import ParquetSource
 
 DEFAULT_CHUNK_SIZE = 1 << 20
@@ -31,6 +31,7 @@ CALL_BYTES = 16 << 20
 # Dataset rows read at once under a memory limit (rows are held as Python objects).
 DATASET_ROWS = 256
 DOCUMENT_MODES = ("lines", "files", "separator")
+BAD_ITEM_MODES = ("error", "skip")
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
 
 
@@ -111,6 +112,19 @@ class IterableSource:
         return False
 
 
+def iterable_source(
+    data: object, text_column: object, buffer_size: object, on_bad_item: object,
+    memory_limited: bool,
+) -> IterableSource:
+    """An `IterableSource` from `train_from_iterator`'s arguments, checked."""
+    return IterableSource(
+        data, text_column=check_str("text_column", text_column),
+        buffer_size=check_int("buffer_size", buffer_size, minimum=1),
+        skip_bad_items=check_choice("on_bad_item", on_bad_item, BAD_ITEM_MODES) == "skip",
+        memory_limited=memory_limited,
+    )
+
+
 # ==================== Files and streams read by the Rust side
 
 
@@ -131,6 +145,20 @@ class ReadOptions:
             path, name, "lines" if jsonl else self.documents, None if jsonl else self.separator,
             self.text_column if jsonl else None, cuts, self.chunk_size, self.num_threads,
         )
+
+
+def read_options(
+    documents: object, separator: object, text_column: object, chunk_size: object,
+    num_threads: int | None,
+) -> ReadOptions:
+    """`ReadOptions` from `train_from_files`' or `train_from_stream`'s arguments, checked."""
+    return ReadOptions(
+        documents=str(documents),
+        separator=check_documents(documents, separator),
+        text_column=check_str("text_column", text_column),
+        chunk_size=check_int("chunk_size", chunk_size, minimum=1),
+        num_threads=num_threads,
+    )
 
 
 def check_documents(documents: object, separator: object) -> bytes | None:

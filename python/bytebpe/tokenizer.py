@@ -21,10 +21,20 @@ from bytebpe import (
     patterns,
     run,
     sources,
+    special_policy,
     store,
 )
 from bytebpe import phases as phases_module
-from bytebpe.checks import check_choice, check_int, check_optional_int, check_str, check_text
+from bytebpe.checks import (
+    check_choice,
+    check_errors,
+    check_int,
+    check_optional_int,
+    check_str,
+    check_text,
+    check_token_id,
+    token_list,
+)
 from bytebpe.decoder import StreamingDecoder
 from bytebpe.errors import TrainingWarning, UnknownTokenError
 from bytebpe.ledger import DecodeLedger
@@ -39,7 +49,6 @@ if TYPE_CHECKING:
 __all__ = ["Merge", "StreamingDecoder", "Tokenizer", "TrainingWarning", "encode_to_file"]
 
 SURROGATE_MODES = ("error", "surrogatepass")
-BAD_ITEM_MODES = ("error", "skip")
 
 
 class Merge(NamedTuple):
@@ -110,7 +119,9 @@ class Tokenizer:
         """
         resolved = options.resolve(vocab_size, opts, entry="train_from_iterator",
                                    allowed=options.TRAINING_KEYS)
-        source = _iterable_source(iterable, text_column, buffer_size, on_bad_item, resolved)
+        source = sources.iterable_source(
+            iterable, text_column, buffer_size, on_bad_item, resolved.memory_limit is not None
+        )
         check_choice("surrogates", surrogates, SURROGATE_MODES)
         return cls(*run.train([source], resolved, restart_counting=restart_counting,
                               surrogatepass=surrogates == "surrogatepass"))
@@ -153,7 +164,7 @@ class Tokenizer:
         """
         resolved = options.resolve(vocab_size, opts, entry="train_from_files",
                                    allowed=options.TRAINING_KEYS)
-        read = _read_options(documents, separator, text_column, chunk_size, resolved)
+        read = sources.read_options(documents, separator, text_column, chunk_size, resolved.num_threads)
         paths = sources.expand_paths(paths_or_globs)
         return cls(*run.train(sources.file_sources(paths, read), resolved,
                               restart_counting=restart_counting))
@@ -186,7 +197,7 @@ class Tokenizer:
         """
         resolved = options.resolve(vocab_size, opts, entry="train_from_stream",
                                    allowed=options.TRAINING_KEYS)
-        read = _read_options(documents, separator, text_column, chunk_size, resolved)
+        read = sources.read_options(documents, separator, text_column, chunk_size, resolved.num_threads)
         kind = check_choice("format", format, ("text", "jsonl"))
         source = sources.StreamSource(stream, check_str("name", name), kind, read)
         return cls(*run.train([source], resolved, restart_counting=restart_counting))
@@ -235,7 +246,7 @@ class Tokenizer:
         options.check_keys(opts, entry="train_phases", allowed=options.SHARED_KEYS)
         check_int("buffer_size", buffer_size, minimum=1)
         check_choice("surrogates", surrogates, SURROGATE_MODES)
-        check_choice("on_bad_item", on_bad_item, BAD_ITEM_MODES)
+        check_choice("on_bad_item", on_bad_item, sources.BAD_ITEM_MODES)
         return cls(*phases_module.train_phases(
             phases, opts, store=store, buffer_size=buffer_size,
             surrogatepass=surrogates == "surrogatepass", skip_bad_items=on_bad_item == "skip",
@@ -267,7 +278,7 @@ class Tokenizer:
         return [Merge(*m) for m in self._core.merges()]
 
     def token_bytes(self, token: int) -> bytes:
-        return self._core.token_bytes(_check_id(token, 0))
+        return self._core.token_bytes(check_token_id(token, 0))
 
     def verify(self) -> list[str]:
         """Checks the vocabulary's invariants; returns the problems (empty when sound).
@@ -293,22 +304,11 @@ class Tokenizer:
         `allowed_special` (then it becomes its id) or left out of `disallowed_special`
         (then it is encoded as ordinary text).
         """
-        check_text(text)
-        allowed = set(self._special_ids) if allowed_special == "all" else set(allowed_special)
-        if disallowed_special == "all":
-            disallowed = set(self._special_ids) - allowed
-        else:
-            disallowed = set(disallowed_special)
-        for token in disallowed:
-            if token in text:
-                raise ValueError(
-                    f"the text contains the special token {token!r}. To encode it as the "
-                    f"special token, pass allowed_special={{{token!r}}} (or 'all'); to "
-                    f"encode it as ordinary text, pass disallowed_special=() or leave "
-                    f"{token!r} out of disallowed_special."
-                )
+        allowed = special_policy.allowed_in(
+            check_text(text), self._special_ids, allowed_special, disallowed_special
+        )
         if not allowed:
-            return self.encode_ordinary(text)
+            return self._core.encode_ordinary(text)
         return self._core.encode(text, allowed)
 
     def encode_ordinary(self, text: str) -> list[int]:
@@ -384,13 +384,13 @@ class Tokenizer:
 
     def decode_bytes(self, tokens: Sequence[int]) -> bytes:
         """The bytes of `tokens` (special tokens give their text)."""
-        tokens = _as_token_list(tokens)
+        tokens = token_list(tokens)
         try:
             return self._core.decode_bytes(tokens)
         except (TypeError, OverflowError, UnknownTokenError):
             self._ledger.add("unknown_ids", 1)
             for position, token in enumerate(tokens):
-                _check_id(token, position)
+                check_token_id(token, position)
             raise
 
     def _text(self, data: bytes, errors: str) -> str:
@@ -410,8 +410,8 @@ class Tokenizer:
         num_threads: int | None = None,
     ) -> list[str]:
         """Decodes many token lists in parallel."""
-        _check_errors(errors)
-        lists = [_as_token_list(tokens) for tokens in batch]
+        check_errors(errors)
+        lists = [token_list(tokens) for tokens in batch]
         try:
             decoded = self._core.decode_bytes_batch(lists, num_threads)
         except (TypeError, OverflowError, UnknownTokenError):
@@ -424,7 +424,7 @@ class Tokenizer:
         """A decoder for token-by-token generation: `feed(ids)` returns only complete
         characters, `flush()` the rest, so a character split across tokens is never
         garbled."""
-        _check_errors(errors)
+        check_errors(errors)
         return StreamingDecoder(self.decode_bytes, self._text, errors)
 
     def decode(
@@ -432,7 +432,7 @@ class Tokenizer:
     ) -> str:
         """The text of `tokens`. Bytes that are not valid UTF-8 raise by default
         (`errors="strict"`); "replace" puts U+FFFD in their place, "ignore" drops them."""
-        _check_errors(errors)
+        check_errors(errors)
         return self._text(self.decode_bytes(tokens), errors)
 
     # ==================== Interop
@@ -547,51 +547,3 @@ def encode_to_file(
 
 def _from_state(state: dict[str, Any]) -> Tokenizer:
     return Tokenizer(*file_format.from_state(state, "pickled tokenizer"))
-
-
-def _iterable_source(
-    data: object, text_column: object, buffer_size: object, on_bad_item: object,
-    opts: options.Options,
-) -> sources.IterableSource:
-    return sources.IterableSource(
-        data, text_column=check_str("text_column", text_column),
-        buffer_size=check_int("buffer_size", buffer_size, minimum=1),
-        skip_bad_items=check_choice("on_bad_item", on_bad_item, BAD_ITEM_MODES) == "skip",
-        memory_limited=opts.memory_limit is not None,
-    )
-
-
-def _read_options(
-    documents: object, separator: object, text_column: object, chunk_size: object,
-    opts: options.Options,
-) -> sources.ReadOptions:
-    return sources.ReadOptions(
-        documents=str(documents),
-        separator=sources.check_documents(documents, separator),
-        text_column=check_str("text_column", text_column),
-        chunk_size=check_int("chunk_size", chunk_size, minimum=1),
-        num_threads=opts.num_threads,
-    )
-
-
-def _check_errors(errors: object) -> None:
-    if errors not in ("strict", "replace", "ignore"):
-        raise ValueError(f"errors={errors!r}; choose 'strict', 'replace' or 'ignore'")
-
-
-def _as_token_list(tokens: Any) -> Any:
-    """NumPy integer arrays become lists; other arrays are refused by dtype."""
-    dtype = getattr(tokens, "dtype", None)
-    if dtype is not None and hasattr(tokens, "tolist"):
-        if dtype.kind not in "iu":
-            raise TypeError(f"token arrays must have an integer dtype, not {dtype}")
-        return tokens.tolist()
-    return tokens
-
-
-def _check_id(token: object, position: int) -> int:
-    if isinstance(token, bool) or not isinstance(token, int):
-        raise TypeError(f"token at position {position} is {type(token).__name__}, expected int")
-    if not 0 <= token < 2**32:
-        raise UnknownTokenError(f"unknown token id {token} at position {position}")
-    return token
