@@ -17,7 +17,7 @@ BATCH_BYTES = 16 * 1024 * 1024
 
 
 def iter_documents(
-    data: Any, text_column: str, buffer_size: int, rejected: dict[str, int] | None = None
+    data: object, text_column: str, buffer_size: int, rejected: dict[str, int] | None = None
 ) -> Iterator[str | bytes]:
     """Yields the documents of `data` in order."""
     if is_hf_dataset(data):

@@ -21,9 +21,13 @@ import base64
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from typing import Any
 
 from bytebpe._bytebpe import CoreTokenizer, CorruptTokenizerError
+from bytebpe.store import StoredRun
+
+MergeEntry = tuple[int, int, int, int]
 
 FORMAT = "bytebpe-tokenizer"
 VERSION = 1
@@ -79,7 +83,7 @@ def from_state(state: Any, where: str, vocab_size: int | None = None) -> Loaded:
     return core, state.get("ledger")
 
 
-def _merge(entry: Any) -> tuple[int, int, int, int]:
+def _merge(entry: Any) -> MergeEntry:
     """One merge-log entry of a file: four integers (checked by the core)."""
     left, right, token, count = entry
     return (left, right, token, count)
@@ -87,7 +91,7 @@ def _merge(entry: Any) -> tuple[int, int, int, int]:
 
 def _build(
     pattern: str,
-    merges: list[tuple[int, int, int, int]],
+    merges: list[MergeEntry],
     tokens: list[bytes],
     specials: list[tuple[str, int]],
 ) -> CoreTokenizer:
@@ -102,13 +106,15 @@ def _build(
     return CoreTokenizer.from_ranks(pattern, ranks, specials)
 
 
-def full_log(merges: list[Any], tokens: list[bytes]) -> bool:
+def full_log(merges: Sequence[MergeEntry], tokens: list[bytes]) -> bool:
     """Whether the merge log made every token but the 256 bytes (empty tokens are the
     ids of special tokens among the merged ones)."""
     return len({m[2] for m in merges}) == sum(1 for t in tokens if t) - 256
 
 
-def fitting_prefix(merges: list[Any], new_tokens: int, first_new: int = 256) -> list[Any]:
+def fitting_prefix(
+    merges: Sequence[MergeEntry], new_tokens: int, first_new: int = 256
+) -> Sequence[MergeEntry]:
     """The longest prefix of a merge log that creates at most `new_tokens` tokens; ids
     from `first_new` on are new the first time they appear."""
     created = 0
@@ -128,7 +134,7 @@ def _specials_after(n_tokens: int, specials: list[str]) -> list[tuple[str, int]]
 
 def truncated(
     pattern: str,
-    merges: list[Any],
+    merges: Sequence[MergeEntry],
     tokens: list[bytes],
     specials: list[str],
     vocab_size: int,
@@ -154,7 +160,7 @@ def truncated(
     return CoreTokenizer.from_ranks(pattern, kept, _specials_after(len(kept), specials))
 
 
-def from_store(stored: Any, where: str, vocab_size: int | None) -> Loaded:
+def from_store(stored: StoredRun, where: str, vocab_size: int | None) -> Loaded:
     """The tokenizer of a run store's merge log (any prefix of it is a valid tokenizer)."""
     specials = stored.special_tokens
     pattern = stored.meta["pattern"]
@@ -174,12 +180,12 @@ def from_store(stored: Any, where: str, vocab_size: int | None) -> Loaded:
     return core, ledger
 
 
-def _extended_from_store(stored: Any, where: str, vocab_size: int | None) -> CoreTokenizer:
+def _extended_from_store(stored: StoredRun, where: str, vocab_size: int | None) -> CoreTokenizer:
     """A warm-started run: the tokenizer it started from, plus the stored merges."""
     start, _ = from_state(json.loads(stored.meta["start_state"]), f"{where} (its start)")
     known = {t for t, _ in start.special_tokens}
     new_specials = [t for t in stored.special_tokens if t not in known]
-    merges = stored.merges
+    merges: Sequence[MergeEntry] = stored.merges
     if vocab_size is not None:
         floor = start.vocab_size + len(new_specials)
         if vocab_size < floor:

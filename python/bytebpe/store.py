@@ -23,8 +23,9 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
+from bytebpe._bytebpe import WordCounter
 from bytebpe.errors import CorruptTokenizerError, StoreError
 
 FORMAT = "bytebpe-run"
@@ -238,7 +239,7 @@ class OpenRun:
 
     # ---- counting
 
-    def checkpoint_counting(self, counter: Any, finished: bool) -> None:
+    def checkpoint_counting(self, counter: WordCounter, finished: bool) -> None:
         """Saves the word table, progress and ledger in one transaction."""
         # Chunks are views, not copies: under a memory limit the snapshot is already the
         # largest transient of a checkpoint.
@@ -375,7 +376,7 @@ def _check_same_config(meta: dict[str, str], config: RunConfig, where: str) -> N
 
 
 class _Lock:
-    def __init__(self, f: Any) -> None:
+    def __init__(self, f: IO[str]) -> None:
         self.f = f
 
     def close(self) -> None:
