@@ -25,6 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+#: Stands for "not a token" among pair ranks (above every rank).
+NONE = 1 << 62
+
 
 def merge_steps(
     data: bytes, ranks: Mapping[bytes, int], max_steps: int | None = None
@@ -34,24 +37,23 @@ def merge_steps(
     parts = [data[i : i + 1] for i in range(len(data))]
     steps: list[int] = []
     get = ranks.get
-    # pair_rank[i]: rank of parts[i] + parts[i + 1], or None.
-    pair_rank = [get(parts[i] + parts[i + 1]) for i in range(len(parts) - 1)]
-    while pair_rank and (max_steps is None or len(steps) < max_steps):
-        best = None
-        at = -1
-        for i, r in enumerate(pair_rank):
-            if r is not None and (best is None or r < best):
-                best, at = r, i
-        if best is None:
+    # pair_rank[i]: rank of parts[i] + parts[i + 1], or NONE; min() and index() find the
+    # lowest, leftmost first, at C speed.
+    pair_rank = [get(data[i : i + 2], NONE) for i in range(len(data) - 1)]
+    limit = len(data) if max_steps is None else max_steps
+    while pair_rank and len(steps) < limit:
+        best = min(pair_rank)
+        if best == NONE:
             break
+        at = pair_rank.index(best)
         steps.append(best)
-        parts[at] = parts[at] + parts[at + 1]
+        parts[at] += parts[at + 1]
         del parts[at + 1]
         del pair_rank[at]
         if at > 0:
-            pair_rank[at - 1] = get(parts[at - 1] + parts[at])
+            pair_rank[at - 1] = get(parts[at - 1] + parts[at], NONE)
         if at < len(pair_rank):
-            pair_rank[at] = get(parts[at] + parts[at + 1])
+            pair_rank[at] = get(parts[at] + parts[at + 1], NONE)
     return parts, steps
 
 

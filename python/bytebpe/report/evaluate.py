@@ -13,6 +13,7 @@ import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Any
 
 from bytebpe.report import unicode_blocks, utf8
@@ -235,24 +236,19 @@ def growth_curve(vocab: Vocab, results: list[EvalResult], sizes: list[int]) -> N
     tok_ids: list[int] = []
     thresholds: list[int] = []
     mult: list[int] = []
-    for t in np.flatnonzero(used[256:]) + 256:
-        t = int(t)
-        n = len(vocab.tokens[t])
-        m = -1
-        done = 0
-        for r in vocab.steps(t):
-            m = max(m, r)
-            if t in unreachable and m >= t:
-                break
-            tok_ids.append(t)
-            thresholds.append(m)
-            mult.append(1)
-            done += 1
-        if t in unreachable and n - done > 1:
-            # A whole piece: under N > t the shortcut makes it one token.
-            tok_ids.append(t)
-            thresholds.append(t)
-            mult.append(n - done - 1)
+    for t in (np.flatnonzero(used[256:]) + 256).tolist():
+        maxima = list(accumulate(vocab.steps(t), max))
+        if t in unreachable:
+            # Only ever a whole piece: under N > t the shortcut makes it one token.
+            maxima = [m for m in maxima if m < t]
+            rest = len(vocab.tokens[t]) - len(maxima) - 1
+            if rest > 0:
+                tok_ids.append(t)
+                thresholds.append(t)
+                mult.append(rest)
+        tok_ids.extend([t] * len(maxima))
+        thresholds.extend(maxima)
+        mult.extend([1] * len(maxima))
     tok_arr = np.array(tok_ids, dtype=np.int64)
     thr = np.array(thresholds, dtype=np.int64)
     mul = np.array(mult, dtype=np.int64)

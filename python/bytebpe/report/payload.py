@@ -19,16 +19,41 @@ from typing import Any
 
 def varints(values: Iterable[int]) -> bytes:
     """Unsigned LEB128 of each value (negative values are refused)."""
-    out = bytearray()
-    for v in values:
-        v = int(v)
-        if v < 0:
-            raise ValueError(f"varint column holds {v} < 0")
-        while v >= 0x80:
-            out.append((v & 0x7F) | 0x80)
-            v >>= 7
-        out.append(v)
-    return bytes(out)
+    import numpy as np
+
+    try:
+        v = np.asarray(values if hasattr(values, "__len__") else list(values), dtype=np.int64)
+    except OverflowError:  # a count of 2**63 or more: the plain loop below
+        v = None
+    if v is not None:
+        if len(v) == 0:
+            return b""
+        if int(v.min()) < 0:
+            raise ValueError(f"varint column holds {int(v.min())} < 0")
+        # Vectorized: 7 bits per byte, the high bit set on all but a value's last byte.
+        u = v.astype(np.uint64)
+        nbytes = np.ones(len(u), dtype=np.int64)
+        for k in range(1, 10):
+            nbytes += u >= (np.uint64(1) << np.uint64(7 * k))
+        ends = np.cumsum(nbytes)
+        out = np.zeros(int(ends[-1]), dtype=np.uint8)
+        starts = ends - nbytes
+        for k in range(int(nbytes.max())):
+            sel = nbytes > k
+            byte = (u[sel] >> np.uint64(7 * k)) & np.uint64(0x7F)
+            more = (nbytes[sel] > k + 1).astype(np.uint64) << np.uint64(7)
+            out[starts[sel] + k] = (byte | more).astype(np.uint8)
+        return out.tobytes()
+    buf = bytearray()
+    for x in values:
+        x = int(x)
+        if x < 0:
+            raise ValueError(f"varint column holds {x} < 0")
+        while x >= 0x80:
+            buf.append((x & 0x7F) | 0x80)
+            x >>= 7
+        buf.append(x)
+    return bytes(buf)
 
 
 def read_varints(data: bytes) -> list[int]:
@@ -52,7 +77,7 @@ class Packer:
 
     def column(self, name: str, values: Iterable[int], *, shift: int = 0) -> None:
         """A list of integers >= -shift, stored as value + shift (so -1 fits with shift=1)."""
-        data = varints(int(v) + shift for v in values)
+        data = varints([int(v) + shift for v in values] if shift else values)
         self.header["columns"][name] = [self.size, len(data), shift]
         self.chunks.append(data)
         self.size += len(data)

@@ -87,11 +87,11 @@ def split_characters(
     valid_lead = ~is_cont & ~invalid_mask
     ascii_count = int(np.count_nonzero(data < 0x80))
     wide = np.flatnonzero(valid_lead & (data >= 0xC0))
-    wide_blocks = np.asarray(block_index)[
-        np.searchsorted(block_starts, _code_points(data, wide), "right") - 1
-    ]
-    block_chars = np.bincount(wide_blocks, minlength=max(block_index) + 1)
-    block_chars[block_index[0]] += ascii_count
+    per_cp = np.bincount(_code_points(data, wide), minlength=0x110000)
+    per_cp[0] += ascii_count  # Basic Latin: the ASCII bytes, counted in one go
+    per_range = np.add.reduceat(per_cp, np.asarray(block_starts)[np.asarray(block_starts) < len(per_cp)])
+    block_chars = np.bincount(np.asarray(block_index)[: len(per_range)], weights=per_range,
+                              minlength=max(block_index) + 1).astype(np.int64)
     return {
         "split_leads": leads,
         "split_blocks": split_blocks,
@@ -107,19 +107,19 @@ def _lengths(lead: Any) -> Any:
 
 
 def _code_points(data: Any, leads: Any) -> Any:
-    """Code points of the valid characters starting at `leads`."""
+    """Code points of the valid characters starting at `leads` (each length decoded apart,
+    in 32-bit arithmetic)."""
     import numpy as np
 
-    n = len(data)
-    lead = data[leads].astype(np.int64)
-    length = _lengths(lead)
-
-    def at(k: int) -> Any:
-        idx = np.minimum(leads + k, n - 1)
-        return data[idx].astype(np.int64) & 0x3F
-
-    cp = np.where(length == 1, lead, 0)
-    cp = np.where(length == 2, ((lead & 0x1F) << 6) | at(1), cp)
-    cp = np.where(length == 3, ((lead & 0x0F) << 12) | (at(1) << 6) | at(2), cp)
-    cp = np.where(length == 4, ((lead & 0x07) << 18) | (at(1) << 12) | (at(2) << 6) | at(3), cp)
-    return cp
+    lead = data[leads]
+    out = lead.astype(np.uint32)
+    for length, mask, lo, hi in ((2, 0x1F, 0xC0, 0xE0), (3, 0x0F, 0xE0, 0xF0), (4, 0x07, 0xF0, 0x100)):
+        sel = np.flatnonzero((lead >= lo) & (lead < hi))
+        if not len(sel):
+            continue
+        at = leads[sel]
+        cp = data[at].astype(np.uint32) & mask
+        for k in range(1, length):
+            cp = (cp << 6) | (data[at + k].astype(np.uint32) & 0x3F)
+        out[sel] = cp
+    return out

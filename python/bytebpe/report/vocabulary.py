@@ -11,7 +11,6 @@ from typing import Any
 from bytebpe.report.unicode_blocks import block_of
 from bytebpe.report.vocab import Vocab
 
-OPERATOR_CHARS = frozenset(string.punctuation)
 KINDS = ("word", "digits", "whitespace", "operator", "mixed", "partial UTF-8")
 EXAMPLES = 24
 
@@ -30,9 +29,9 @@ def kind_of(data: bytes) -> tuple[str, str]:
         return "whitespace", block
     if core.isdigit():
         return "digits", block
-    if all(c in OPERATOR_CHARS for c in core):
+    if core.isascii() and not core.strip(string.punctuation):
         return "operator", block
-    if all(unicodedata.category(c)[0] in "LM" for c in core):
+    if core.isalpha() or all(unicodedata.category(c)[0] in "LM" for c in core):
         return "word", block
     return "mixed", block
 
