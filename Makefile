@@ -1,7 +1,7 @@
 # Plain verbs for the development loop. `make test` is what CI runs (.ci/run).
 PYTHON ?= python3
 
-.PHONY: help demo install install-test build-dev test test-rust test-python test-slow lint fmt bench bench-core fuzz
+.PHONY: help demo install install-test install-browser build-dev test test-rust test-python test-slow lint fmt bench bench-core fuzz
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -19,7 +19,10 @@ install-test: ## install the package (editable) with everything the tests need
 build-dev: ## rebuild the native module (editable install) after Rust changes
 	$(PYTHON) -m pip install -e . --no-deps --no-build-isolation
 
-test: install-test test-rust test-python ## install test dependencies, run every test
+install-browser: ## Debian's chromium + chromedriver for the report's browser tests (apt-get, only if missing)
+	bash tools/install_browser.sh
+
+test: install-test install-browser test-rust test-python ## install test dependencies, run every test
 
 test-rust:
 	cargo test
