@@ -378,7 +378,7 @@
     if (B) h += '<th class="n">baseline bytes/token</th><th class="n">tokens vs baseline</th>';
     h += "</tr>";
     D.evals.forEach((e, i) => {
-      h += `<tr data-set="${esc(e.name)}"><td><b>${esc(e.name)}</b>${e.truncated ? " <span class=note>(first " + fmt(e.bytes) + " bytes)</span>" : ""}<div class="note">${esc(e.source)}</div></td><td class="n">${fmt(e.documents)}</td><td class="n">${fmt(e.bytes)}</td><td class="n">${fmt(e.words)}</td><td class="n">${fmt(e.tokens)}</td><td class="n bpt">${fix(e.bytes_per_token, 3)}</td><td>${bar(e.bytes_per_token, maxB, 110)}</td><td class="n">${fix(e.bpt_ratio)}</td><td class="n tpw">${fix(e.tokens_per_word, 3)}</td><td class="n">${fix(e.fertility_ratio)}</td><td class="n renyi">${fix(e.renyi, 4)}</td><td class="n">${fmt(e.distinct_tokens)}</td>`;
+      h += `<tr data-set="${esc(e.name)}"><td><b>${esc(e.name)}</b>${e.truncated ? " <span class=note>(first " + fmt(e.bytes) + " bytes)</span>" : ""}<div class="note">${esc(e.source)}</div></td><td class="n">${fmt(e.documents)}</td><td class="n">${fmt(e.bytes)}</td><td class="n">${fmt(e.words)}</td><td class="n">${fmt(e.tokens)}</td><td class="n bpt">${fix(e.bytes_per_token, 3)}</td><td>${bar(e.bytes_per_token, maxB, 70)}</td><td class="n">${fix(e.bpt_ratio)}</td><td class="n tpw">${fix(e.tokens_per_word, 3)}</td><td class="n">${fix(e.fertility_ratio)}</td><td class="n renyi">${fix(e.renyi, 4)}</td><td class="n">${fmt(e.distinct_tokens)}</td>`;
       if (B) {
         const b = B.evals[i];
         const ratio = b.tokens ? e.tokens / b.tokens : null;
@@ -489,8 +489,33 @@
     el("loss").innerHTML = h + "</table>";
   }
 
+  // Running text in token spans. A character cut across tokens is drawn whole in the
+  // span holding its first byte (dashed underline); the spans holding only its other
+  // bytes are thin coloured slivers, still hoverable.
   function sampleHTML(ids, bytesOf, attr) {
-    return ids.map((t, k) => `<span class="tk c${k % 6}" ${attr}="${t}">${visText(bytesOf(t))}</span>`).join("");
+    const parts = ids.map(bytesOf);
+    const all = new Uint8Array(sum(parts.map((p) => p.length)));
+    const starts = [];
+    let off = 0;
+    for (const p of parts) { starts.push(off); all.set(p, off); off += p.length; }
+    const units = utf8Units(all);
+    let k = 0, at = 0;
+    const html = parts.map(() => "");
+    const cut = parts.map(() => false);
+    for (const [ok, x] of units) {
+      const len = ok ? new TextEncoder().encode(x).length : 1;
+      while (k + 1 < parts.length && starts[k + 1] <= at) k++;
+      const end = at + len;
+      let last = k;
+      while (last + 1 < parts.length && starts[last + 1] < end) last++;
+      html[k] += ok ? (x === "\n" ? '<span class="ws">↵</span>\n' : x === " " || x === "\t" ? x : visChar(x)) : '<span class="bx">\\x' + hex2(x) + "</span>";
+      if (last > k) cut[k] = true;
+      at = end;
+    }
+    return ids.map((t, i) => {
+      const cls = `tk c${i % 6}${html[i] ? (cut[i] ? " cut" : "") : " cont"}`;
+      return `<span class="${cls}" ${attr}="${t}">${html[i]}</span>`;
+    }).join("");
   }
 
   function sample() {
@@ -500,10 +525,12 @@
     h += '<div id="sample-tabs">' + D.evals.map((e, i) => `<button data-i="${i}" class="${i ? "" : "on"}">${esc(e.name)}</button> `).join("") + "</div><div id=\"sample-body\"></div>";
     if (B && B.words) {
       const w = B.words;
-      const row = (r) => `<tr><td class="w">${vis(new TextEncoder().encode(r.word))}</td><td class="n">${fmt(r.count)}</td><td>${r.mine.map((x) => `<span class="chip">${vis(hexToBytes(x))}</span>`).join("")}</td><td>${r.baseline.map((x) => `<span class="chip">${vis(hexToBytes(x))}</span>`).join("")}</td><td class="n ${r.saved > 0 ? "good" : "badc"}">${r.saved > 0 ? "+" : ""}${fmt(r.saved)}</td></tr>`;
+      const split = (xs) => xs.slice(0, 10).map((x) => `<span class="chip">${vis(hexToBytes(x))}</span>`).join("") + (xs.length > 10 ? ` <span class="note">… ${fmt(xs.length)} tokens</span>` : "");
+      const word = (w) => { const cps = Array.from(w); return cps.length > 40 ? cps.slice(0, 40).join("") + "…" : w; };
+      const row = (r) => `<tr><td class="w">${vis(new TextEncoder().encode(word(r.word)))}</td><td class="n">${fmt(r.count)}</td><td>${split(r.mine)}</td><td>${split(r.baseline)}</td><td class="n ${r.saved > 0 ? "good" : "badc"}">${r.saved > 0 ? "+" : ""}${fmt(r.saved)}</td></tr>`;
       const head = '<tr><th>word</th><th class="n">occurrences</th><th>this tokenizer</th><th>baseline</th><th class="n">tokens saved</th></tr>';
       h += `<h3>Where the two differ most</h3><p class="note">Of the ${fmt(w.words)} most frequent words at the start of the eval sets (each with a leading space, as in running text): tokens saved = (baseline tokens − these tokens) × occurrences.</p>`;
-      h += `<div class="row"><div class="col"><h3>This tokenizer does better</h3><table class="diff" id="diff-better">${head}${w.better.map(row).join("")}</table></div><div class="col"><h3>The baseline does better</h3><table class="diff" id="diff-worse">${head}${w.worse.map(row).join("")}</table></div></div>`;
+      h += `<h3>This tokenizer does better</h3><table class="diff" id="diff-better">${head}${w.better.map(row).join("")}</table><h3>The baseline does better</h3><table class="diff" id="diff-worse">${head}${w.worse.map(row).join("")}</table>`;
     }
     el("sample").innerHTML = h;
     const show = (i) => {
