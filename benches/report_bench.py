@@ -4,8 +4,9 @@
                                    [--repeats 3]
 
 Prepares once (cached in --work): a run store trained on the first 10 MB of each corpus
-(english, code, multilingual; 30 MB, pattern cl100k, vocab 65,536), and three eval sets
-of 10 MB each, the next documents of each corpus (disjoint from training), as JSON Lines.
+(english, code, multilingual; 30 MB, pattern cl100k, vocab 65,536; --vocab-size and
+--train-mb change them), and three eval sets of 10 MB each, taken after the first 10 MB
+of each corpus, as JSON Lines (disjoint from training when --train-mb is 10).
 Then, each repeat in a fresh process, times the report end to end as a user runs it:
 
     bytebpe report STORE -o report.html --eval english=... --eval code=... --eval multilingual=...
@@ -47,7 +48,9 @@ def take(path: str, skip_bytes: int, want_bytes: int) -> list[str]:
     return docs
 
 
-def prepare(corpora: str, work: str, vocab_size: int, mb: int) -> tuple[str, dict[str, str]]:
+def prepare(corpora: str, work: str, vocab_size: int, mb: int,
+            train_mb: int | None = None) -> tuple[str, dict[str, str]]:
+    train_mb = mb if train_mb is None else train_mb
     os.makedirs(work, exist_ok=True)
     evals = {}
     training: list[str] = []
@@ -61,13 +64,14 @@ def prepare(corpora: str, work: str, vocab_size: int, mb: int) -> tuple[str, dic
                 for d in docs:
                     f.write(json.dumps({"text": d}) + "\n")
             os.replace(out + ".tmp", out)
-    store = os.path.join(work, f"train-{vocab_size}.sqlite")
-    done = os.path.join(work, f"train-{vocab_size}.done")
+    tag = f"{vocab_size}" if train_mb == mb else f"{vocab_size}-{train_mb}mb"
+    store = os.path.join(work, f"train-{tag}.sqlite")
+    done = os.path.join(work, f"train-{tag}.done")
     if not os.path.exists(done):
         from bytebpe import Tokenizer
 
         for name in CORPORA:
-            training += take(os.path.join(corpora, f"{name}.jsonl.gz"), 0, mb * MB)
+            training += take(os.path.join(corpora, f"{name}.jsonl.gz"), 0, train_mb * MB)
         started = time.perf_counter()
         Tokenizer.train_from_iterator(training, vocab_size=vocab_size, pattern="cl100k",
                                       store=store, progress=False)
@@ -103,9 +107,11 @@ def main() -> None:
     p.add_argument("--work", default="/tmp/report-bench")
     p.add_argument("--vocab-size", type=int, default=65536)
     p.add_argument("--mb", type=int, default=10, help="MB per eval set (and per corpus trained)")
+    p.add_argument("--train-mb", type=int, default=None,
+                   help="MB per corpus to train on (default: --mb)")
     p.add_argument("--repeats", type=int, default=3)
     args = p.parse_args()
-    store, evals = prepare(args.corpora, args.work, args.vocab_size, args.mb)
+    store, evals = prepare(args.corpora, args.work, args.vocab_size, args.mb, args.train_mb)
     print(f"# load average {os.getloadavg()[0]:.2f}; {os.cpu_count()} cores", flush=True)
     runs = []
     for _ in range(args.repeats):

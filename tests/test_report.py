@@ -380,3 +380,45 @@ def test_eval_sets_read_from_files_stop_at_the_cap(tmp_path, tok):
     assert e["truncated"] and e["documents"] == 100 and e["bytes"] == 1300
     rep = build_report(tok, eval=[EvalSet("given", ["abc def\n"], "test")])
     assert rep.figures["evals"][0]["words"] == 2
+
+
+CHILD = """
+import sys, time
+from bytebpe import Tokenizer, RunStore
+
+def docs():
+    for i in range(400):
+        yield f"document {i} with some words in it " * 3
+        if i == 200:
+            time.sleep(0.5)  # let the counter checkpoint the batches before this one
+            open(sys.argv[2], "w").close()
+            time.sleep(60)
+
+Tokenizer.train_from_iterator(
+    docs(), vocab_size=300, buffer_size=10, progress=False,
+    store=RunStore(sys.argv[1], checkpoint_every=0, commit_every=0))
+"""
+
+
+def test_a_run_store_while_training_writes_it(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    store, flag = tmp_path / "live.sqlite", tmp_path / "counting"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(store), str(flag)])
+    try:
+        deadline = time.monotonic() + 60
+        while not flag.exists():
+            assert child.poll() is None, "the training child died"
+            assert time.monotonic() < deadline, "the training child never got going"
+            time.sleep(0.05)
+        rep = build_report(str(store), eval={"x": ["document 7 with some words"]})
+        origin = rep.figures["summary"]["origin"]
+        assert origin["kind"] == "run store" and origin["complete"] is False
+        assert origin["counting"]["finished"] is False and origin["counting"]["documents"] > 0
+        assert rep.figures["summary"]["vocab_size"] == 256  # no merge yet: the bytes
+        assert child.poll() is None  # reading did not disturb the writer
+    finally:
+        child.kill()
+        child.wait()

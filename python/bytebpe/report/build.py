@@ -73,7 +73,7 @@ def _looks_like_path(x: str) -> bool:
 
 def build_report(
     tokenizer: Any,
-    eval: EvalSpec = None,  # noqa: A002 - the issue's name for it
+    eval: EvalSpec = None,  # the name for it (shadows the builtin here only)
     baseline: Any = None,
     *,
     max_eval_bytes: int = evaluate.DEFAULT_MAX_BYTES,
@@ -190,7 +190,7 @@ def _figures(
                   for i in range(len(BLOCK_NAMES)) if r.block_chars[i]]
         entry = {
             "name": r.name, "source": r.source, "truncated": r.truncated,
-            "documents": r.documents, "bytes": r.bytes, "chars": r.chars, "words": r.words,
+            "documents": r.documents, "bytes": r.n_bytes, "chars": r.chars, "words": r.words,
             "tokens": r.tokens, "bytes_per_token": r.bytes_per_token,
             "tokens_per_word": r.tokens_per_word, "renyi": r.renyi, "distinct_tokens": used,
             "invalid": r.invalid, "invalid_bytes": r.invalid_bytes.tolist(),

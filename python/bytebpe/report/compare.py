@@ -26,7 +26,7 @@ def baseline_figures(baseline: Any, es: EvalSet, result: EvalResult) -> dict[str
     n = len(flat)
     return {
         "tokens": n,
-        "bytes_per_token": result.bytes / n if n else None,
+        "bytes_per_token": result.n_bytes / n if n else None,
         "tokens_per_word": n / result.words if result.words else None,
         "renyi": renyi_efficiency(usage),
         "sample": baseline.encode_bytes(result.sample),

@@ -104,7 +104,7 @@ class EvalResult:
     source: str
     truncated: bool
     documents: int
-    bytes: int
+    n_bytes: int
     chars: int
     words: int
     tokens: int
@@ -123,7 +123,7 @@ class EvalResult:
 
     @property
     def bytes_per_token(self) -> float | None:
-        return self.bytes / self.tokens if self.tokens else None
+        return self.n_bytes / self.tokens if self.tokens else None
 
     @property
     def tokens_per_word(self) -> float | None:
@@ -189,7 +189,7 @@ def measure(tok: Any, vocab: Vocab, es: EvalSet) -> EvalResult:
                          "tokens": [int(t) for t in flat[first : last + 1]]})
     return EvalResult(
         name=es.name, source=es.source, truncated=es.truncated, documents=len(docs),
-        bytes=len(data), chars=chars, words=words, tokens=len(flat), usage=usage,
+        n_bytes=len(data), chars=chars, words=words, tokens=len(flat), usage=usage,
         renyi=renyi_efficiency(usage), invalid=invalid, invalid_bytes=invalid_bytes,
         split_bytes=cut["split_bytes"], split_chars=len(cut["split_leads"]),
         block_chars=block_chars, block_split=block_split, examples=examples,
@@ -261,7 +261,7 @@ def growth_curve(vocab: Vocab, results: list[EvalResult], sizes: list[int]) -> N
         base = int(np.dot(u, lengths))  # every token as its bytes
         saved = np.concatenate([[0], np.cumsum(u[tok_arr] * mul)])
         counts = base - saved[at]
-        r.growth = [r.bytes / int(c) if c else 0.0 for c in counts]
+        r.growth = [r.n_bytes / int(c) if c else 0.0 for c in counts]
 
 
 def growth_sizes(n: int, points: int = 48) -> list[int]:
