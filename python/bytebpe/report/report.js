@@ -249,7 +249,7 @@
 
   function explorer() {
     el("explorer").innerHTML = `<h2>Merge tree explorer</h2>
-      <p class="note">Search by text (a leading space counts; ␣ also means a space), by escaped bytes (<code>\\x e2\\x80</code>, <code>\\n</code>, <code>\\t</code>) or by id (<code>#1234</code>). Whitespace is drawn visible: · space, ↵ newline, → tab; <span class="bx">\\xNN</span> is a byte that is not a whole character.</p>
+      <p class="note">Search by text (a leading space counts; ␣ also means a space), by escaped bytes (<code>\\xe2\\x80</code>, <code>\\n</code>, <code>\\t</code>) or by id (<code>#1234</code>). Whitespace is drawn visible: · space, ↵ newline, → tab; <span class="bx">\\xNN</span> is a byte that is not a whole character.</p>
       <input type="search" id="q" placeholder="search a token: the, \\n\\n, #300" autocomplete="off" spellcheck="false">
       <div id="results" class="chips"></div><div id="detail" class="detail"></div>`;
     const q = el("q");
@@ -310,7 +310,7 @@
     found.sort((a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2]);
     const seen = new Set(), ids = [];
     for (const [, , t] of found) if (!seen.has(t)) { seen.add(t); ids.push(t); }
-    box.innerHTML = ids.length ? `<span class="note">${fmt(ids.length)} tokens${ids.length > 120 ? ", first 120" : ""}: </span>` + ids.slice(0, 120).map((t) => chip(t)).join("") : '<span class="note">no token matches</span>';
+    box.innerHTML = ids.length ? `<span class="note">${fmt(ids.length)} token${ids.length === 1 ? "" : "s"}${ids.length > 120 ? ", first 120" : ""}: </span>` + ids.slice(0, 120).map((t) => chip(t)).join("") : '<span class="note">no token matches</span>';
   }
 
   function facts(t) {
