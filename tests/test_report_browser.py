@@ -40,7 +40,8 @@ BROKEN = [b"valid line\n", b"bad \xff\xfe bytes \xe2\x82 here\n"]
 
 @pytest.fixture(scope="module")
 def tok() -> Tokenizer:
-    return Tokenizer.train_from_iterator(TEXT, vocab_size=400, progress=False)
+    return Tokenizer.train_from_iterator(TEXT, vocab_size=400, progress=False,
+                                         special_tokens=["<|endoftext|>"])
 
 
 @pytest.fixture(scope="module")
@@ -122,6 +123,15 @@ def test_search_by_id_and_escaped_bytes(driver, tok):
     driver.execute_script("window.bytebpeReport.search('\\\\n')")
     found = {int(e.get_attribute("data-t")) for e in driver.find_elements("css selector", "#results [data-t]")}
     assert set(newline_tokens) <= found and 10 in found
+
+
+def test_search_finds_special_tokens(driver, tok):
+    eot = tok.special_tokens["<|endoftext|>"]
+    driver.execute_script("window.bytebpeReport.search('<|endoftext|>')")
+    first = driver.find_element("css selector", "#results [data-t]")
+    assert int(first.get_attribute("data-t")) == eot
+    assert "chip sp" in first.get_attribute("class")
+    assert "<|endoftext|>" in driver.find_element("id", "summary").text
 
 
 def test_heatmap_has_256_cells_with_the_computed_counts(driver, page):

@@ -253,9 +253,14 @@
       <input type="search" id="q" placeholder="search a token: the, \\n\\n, #300" autocomplete="off" spellcheck="false">
       <div id="results" class="chips"></div><div id="detail" class="detail"></div>`;
     const q = el("q");
-    q.addEventListener("input", () => search(q.value));
+    let timer = 0;  // a large vocabulary takes a moment to scan: wait for a pause in typing
+    q.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(() => search(q.value), N > 50000 ? 150 : 0); });
     q.addEventListener("keydown", (e) => {
-      if (e.key === "Enter") { const first = el("results").querySelector("[data-t]"); if (first) select(+first.dataset.t); }
+      if (e.key !== "Enter") return;
+      clearTimeout(timer);
+      search(q.value);
+      const first = el("results").querySelector("[data-t]");
+      if (first) select(+first.dataset.t);
     });
     // Start on the longest of the first tokens used most on the eval sets, or the last merge.
     let start = N - 1, best = -1;
