@@ -422,3 +422,43 @@ def test_a_run_store_while_training_writes_it(tmp_path):
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_tokenizer_json_with_permuted_byte_ids(tmp_path, tok):
+    """Hugging Face files may number the bytes otherwise (GPT-2 does): ids stay as in the
+    file, so id 97 need not be b"a". The page's token table and the figures follow."""
+    pytest.importorskip("tokenizers")
+    tok.save_huggingface(tmp_path / "tokenizer.json")
+    doc = json.loads((tmp_path / "tokenizer.json").read_text())
+    vocab = doc["model"]["vocab"]
+    vocab["a"], vocab["e"] = vocab["e"], vocab["a"]
+    (tmp_path / "permuted.json").write_text(json.dumps(doc))
+    perm = Tokenizer.from_huggingface(str(tmp_path / "permuted.json"))
+    assert perm.token_bytes(97) == b"e"
+    rep = build_report(str(tmp_path / "permuted.json"), eval={"english": ENGLISH})
+    header, cols = page_data(rep)
+    assert set(cols["explicit_ids"]) >= {97, 101}
+    off, table = 0, {}
+    for t, n in zip(cols["explicit_ids"], cols["explicit_lens"]):
+        table[t] = cols["explicit_bytes"][off : off + n]
+        off += n
+
+    def bytes_of(t: int) -> bytes:
+        if t in table:
+            return table[t]
+        if cols["left"][t] < 0:
+            return bytes([t])
+        return bytes_of(cols["left"][t]) + bytes_of(cols["right"][t])
+
+    for t in range(len(cols["left"])):
+        assert bytes_of(t) == perm.token_bytes(t)
+    e = header["evals"][0]
+    assert e["tokens"] == sum(len(perm.encode(d)) for d in ENGLISH)
+    assert header["summary"]["merged"] == len(tok.mergeable_ranks()) - 256
+    ranks = perm.mergeable_ranks()
+    n = header["growth_sizes"][len(header["growth_sizes"]) // 2]
+    prefix = Tokenizer.from_tiktoken(tiktoken.Encoding(
+        "p", pat_str=perm.pattern, special_tokens={},
+        mergeable_ranks={b: r for b, r in ranks.items() if r < n}))
+    want = e["bytes"] / sum(len(prefix.encode(d)) for d in ENGLISH)
+    assert e["growth"][len(header["growth_sizes"]) // 2] == pytest.approx(want, rel=1e-12)

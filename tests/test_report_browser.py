@@ -202,3 +202,30 @@ def test_screenshot(driver):
     assert driver.save_screenshot(str(path))
     assert path.stat().st_size > 10_000
     driver.set_window_size(1280, 1000)
+
+
+def test_permuted_byte_ids_in_the_page(driver, tok, tmp_path):
+    """A tokenizer.json numbering its bytes otherwise (as GPT-2's does): the page's own
+    token table still spells the sample exactly. (Runs last: it loads another page.)"""
+    import json
+
+    pytest.importorskip("tokenizers")
+    tok.save_huggingface(tmp_path / "tokenizer.json")
+    doc = json.loads((tmp_path / "tokenizer.json").read_text())
+    vocab = doc["model"]["vocab"]
+    vocab["t"], vocab["e"] = vocab["e"], vocab["t"]
+    (tmp_path / "permuted.json").write_text(json.dumps(doc))
+    report = build_report(str(tmp_path / "permuted.json"), eval={"mixed": TEXT})
+    path = tmp_path / "permuted.html"
+    report.save(path)
+    driver.get(path.as_uri())
+    deadline = time.monotonic() + 30
+    while not driver.execute_script("return !!(window.bytebpeReport && window.bytebpeReport.ready)"):
+        assert time.monotonic() < deadline and not driver.execute_script(
+            "return window.bytebpeReport && window.bytebpeReport.errors.length")
+        time.sleep(0.05)
+    got = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#sample-main [data-t]'), "
+        "s => window.bytebpeReport.tokenHex(+s.dataset.t)).join('')")
+    assert got == report.figures["evals"][0]["sample_hex"]
+    assert driver.execute_script("return window.bytebpeReport.tokenHex(116)") == b"e".hex()

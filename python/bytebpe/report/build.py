@@ -163,7 +163,10 @@ def _figures(
     packer.column("count", vocab.count, shift=1)
     packer.column("merge_rank", vocab.merge_rank, shift=1)
     packer.column("derived", [1 if d else 0 for d in vocab.derived])
-    explicit = [t for t in range(256, n) if vocab.left[t] < 0 and vocab.tokens[t]]
+    # (The page takes id t < 256 for byte t unless told: an imported tokenizer.json may
+    # number its bytes otherwise, GPT-2's does.)
+    explicit = [t for t in range(n) if vocab.left[t] < 0 and vocab.tokens[t]
+                and vocab.tokens[t] != (bytes([t]) if t < 256 else None)]
     packer.column("explicit_ids", explicit)
     packer.column("explicit_lens", [len(vocab.tokens[t]) for t in explicit])
     packer.raw("explicit_bytes", b"".join(vocab.tokens[t] for t in explicit))
@@ -204,7 +207,7 @@ def _figures(
         "summary": {
             "vocab_size": tok.vocab_size,
             "ordinary": n,
-            "merged": n - 256,
+            "merged": len(vocab.merged_ids),
             "special_tokens": sorted(([t, i] for t, i in vocab.special.items()),
                                      key=lambda x: x[1]),
             "pattern": tok.pattern,

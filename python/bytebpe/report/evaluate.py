@@ -236,7 +236,7 @@ def growth_curve(vocab: Vocab, results: list[EvalResult], sizes: list[int]) -> N
     tok_ids: list[int] = []
     thresholds: list[int] = []
     mult: list[int] = []
-    for t in (np.flatnonzero(used[256:]) + 256).tolist():
+    for t in np.flatnonzero(used).tolist():
         maxima = list(accumulate(vocab.steps(t), max))
         if t in unreachable:
             # Only ever a whole piece: under N > t the shortcut makes it one token.

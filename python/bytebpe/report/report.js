@@ -109,7 +109,7 @@
     let off = 0;
     for (let k = 0; k < ex.length; k++) { tokenCache[ex[k]] = C.explicit_bytes.subarray(off, off + lens[k]); off += lens[k]; }
     children = Array.from({ length: N }, () => []);
-    for (let t = 256; t < N; t++) {
+    for (let t = 0; t < N; t++) {
       if (C.left[t] >= 0) { children[C.left[t]].push(t); if (C.right[t] !== C.left[t]) children[C.right[t]].push(t); }
     }
     usageTotal = new Array(N).fill(0);
@@ -119,9 +119,9 @@
   const building = new Set();
   function tokenBytes(t) {
     if (t >= N || t < 0) return special.get(t) || new Uint8Array(0);
-    if (t < 256) return Uint8Array.of(t);
     let b = tokenCache[t];
     if (b) return b;
+    if (t < 256) return Uint8Array.of(t);
     if (C.left[t] < 0 || building.has(t)) return special.get(t) || new Uint8Array(0);
     building.add(t);
     const l = tokenBytes(C.left[t]), r = tokenBytes(C.right[t]);
@@ -264,7 +264,7 @@
     });
     // Start on the longest of the first tokens used most on the eval sets, or the last merge.
     let start = N - 1, best = -1;
-    for (let t = 256; t < N; t++) if (usageTotal[t] * tokenBytes(t).length > best) { best = usageTotal[t] * tokenBytes(t).length; start = t; }
+    for (let t = 0; t < N; t++) if (usageTotal[t] * tokenBytes(t).length > best) { best = usageTotal[t] * tokenBytes(t).length; start = t; }
     if (N > 256) select(start);
   }
 
@@ -341,7 +341,7 @@
     const dups = (D.duplicates || []).filter((d) => d[3] === t);
     let h = `<h3>Token</h3><div><span class="big" data-t="${t}">${vis(tokenBytes(t))}</span></div><div class="facts">${facts(t)}</div>`;
     h += `<div class="row"><div class="col"><h3>How it was built</h3>`;
-    h += t < 256 ? '<p class="note">A byte: one of the 256 base tokens.</p>' : t < N && C.left[t] < 0 ? '<p class="note">No two tokens make it.</p>' : "";
+    h += t < N && C.left[t] < 0 && tokenBytes(t).length === 1 ? '<p class="note">A byte: one of the 256 base tokens.</p>' : t < N && C.left[t] < 0 ? '<p class="note">No two tokens make it.</p>' : "";
     h += `<ul class="tree root" id="tree">${tree(t, 0)}</ul>`;
     if (dups.length) h += `<p class="note">Also reached later as ` + dups.map((d) => `${chip(d[1])}+${chip(d[2])} (merge #${fmt(d[0] + 1)}, count ${fmt(d[4])})`).join(", ") + "</p>";
     h += `</div><div class="col"><h3>Built from it (${fmt(made.length)})</h3><div class="chips" id="made">`;
@@ -396,7 +396,7 @@
 
   function composition() {
     const P = D.composition;
-    let h = `<h2>Composition</h2><p class="note">Over the ${fmt(D.summary.merged)} merged tokens (ids 256 and up). A token's block is that of its first character that is not whitespace.</p><div class="row"><div class="col"><h3>Token length (bytes)</h3>`;
+    let h = `<h2>Composition</h2><p class="note">Over the ${fmt(D.summary.merged)} merged tokens (all but the 256 bytes). A token's block is that of its first character that is not whitespace.</p><div class="row"><div class="col"><h3>Token length (bytes)</h3>`;
     const maxLen = P.lengths.length ? P.lengths[P.lengths.length - 1][0] : 0, cap = Math.min(maxLen, 32);
     const labels = [], values = [];
     for (let L = 1; L <= cap; L++) { labels.push(String(L)); values.push(0); }
@@ -560,7 +560,7 @@
       const t = +target.dataset.t, b = tokenBytes(t);
       let s = `<div class="mono">${vis(b)}</div>id ${t} · ${b.length} bytes · <span class="mono">${bytesToHex(b)}</span>`;
       if (t < N && C.merge_rank[t] >= 0) s += `<br>rank ${t} · merge #${fmt(C.merge_rank[t] + 1)} · count ${fmt(C.count[t])}`;
-      else if (t < 256) s += "<br>rank " + t + " · a byte";
+      else if (b.length === 1 && t < N) s += "<br>rank " + t + " · a byte";
       else s += "<br>rank " + t;
       return s;
     }

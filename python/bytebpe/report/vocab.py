@@ -20,7 +20,7 @@ class Vocab:
     ranks: dict[bytes, int]
     special: dict[str, int]
     left: list[int]
-    """Left part of each token (-1 for the 256 bytes and tokens with no split)."""
+    """Left part of each token (-1 for the byte tokens and tokens with no split)."""
     right: list[int]
     count: list[int]
     """Count of the pair when it was merged (-1 when unknown: imported or derived)."""
@@ -38,6 +38,16 @@ class Vocab:
     @property
     def size(self) -> int:
         return len(self.tokens)
+
+    @property
+    def merged_ids(self) -> list[int]:
+        """Ids of the tokens longer than one byte (256 and up, unless an imported
+        vocabulary numbers its bytes otherwise)."""
+        return [t for t in range(len(self.tokens)) if len(self.tokens[t]) > 1]
+
+    @property
+    def byte_ids(self) -> list[int]:
+        return [t for t in range(len(self.tokens)) if len(self.tokens[t]) == 1]
 
     @property
     def has_counts(self) -> bool:
@@ -76,8 +86,8 @@ def read_vocab(tok: Any) -> Vocab:
                   problems, unreachable)
     # Tokens with no merge in the log (imported, or the base of an extended tokenizer):
     # the last merge encoding their bytes makes, else any split into two earlier tokens.
-    for t in range(256, size):
-        if left[t] >= 0 or not tokens[t]:
+    for t in vocab.merged_ids:
+        if left[t] >= 0:
             continue
         data = tokens[t]
         parts, steps = merge_steps(data, ranks)

@@ -37,8 +37,8 @@ def kind_of(data: bytes) -> tuple[str, str]:
 
 
 def composition(vocab: Vocab) -> dict[str, Any]:
-    """Counts over the merged tokens (ids 256 and up; the 256 bytes are the same in every
-    vocabulary), with the earliest examples of each group."""
+    """Counts over the merged tokens (longer than one byte; the 256 bytes are the same in
+    every vocabulary), with the earliest examples of each group."""
     lengths: Counter[int] = Counter()
     kinds: Counter[str] = Counter()
     blocks: Counter[str] = Counter()
@@ -47,10 +47,8 @@ def composition(vocab: Vocab) -> dict[str, Any]:
     block_examples: dict[str, list[int]] = {}
     whitespace: Counter[str] = Counter()
     operators: list[int] = []
-    for t in range(256, vocab.size):
+    for t in vocab.merged_ids:
         data = vocab.tokens[t]
-        if not data:
-            continue
         lengths[len(data)] += 1
         kind, block = kind_of(data)
         kinds[kind] += 1
@@ -85,20 +83,19 @@ def health(vocab: Vocab, usage: Any | None) -> dict[str, Any]:
     """Token ids in each health group. `usage` sums the eval sets' token counts (None when
     there are no eval sets)."""
     not_utf8 = []
-    for t in range(256, vocab.size):
+    merged = vocab.merged_ids
+    for t in merged:
         data = vocab.tokens[t]
-        if not data:
-            continue
         try:
             data.decode("utf-8")
         except UnicodeDecodeError:
             not_utf8.append(t)
     unused = (
-        [t for t in range(256, vocab.size) if vocab.tokens[t] and usage[t] == 0]
+        [t for t in merged if usage[t] == 0]
         if usage is not None else None
     )
     unused_bytes = (
-        [t for t in range(256) if usage[t] == 0] if usage is not None else None
+        [t for t in vocab.byte_ids if usage[t] == 0] if usage is not None else None
     )
     return {
         "problems": vocab.problems,
@@ -136,4 +133,4 @@ def intermediate_only(vocab: Vocab) -> list[int] | None:
     if left is None:
         return None
     made = {t for _, _, t, _ in vocab.merges}
-    return [t for t in range(256, vocab.size) if t in made and left[t] <= 0]
+    return [t for t in vocab.merged_ids if t in made and left[t] <= 0]
