@@ -261,7 +261,7 @@ def growth_curve(vocab: Vocab, results: list[EvalResult], sizes: list[int]) -> N
         base = int(np.dot(u, lengths))  # every token as its bytes
         saved = np.concatenate([[0], np.cumsum(u[tok_arr] * mul)])
         counts = base - saved[at]
-        r.growth = [r.n_bytes / int(c) if c else 0.0 for c in counts]
+        r.growth = [r.n_bytes / int(c) for c in counts] if r.tokens else []
 
 
 def growth_sizes(n: int, points: int = 48) -> list[int]:

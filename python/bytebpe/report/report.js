@@ -368,7 +368,7 @@
     } else h += '<div class="row"><div class="col"><p class="note">No merge log (an imported vocabulary): no counts to draw.</p></div>';
     if (D.evals.length) {
       h += '<div class="col"><h3>Bytes per token against vocabulary size</h3>';
-      h += lineChart({ series: D.evals.map((e) => ({ name: e.name, xs: D.growth_sizes, ys: e.growth })), logX: true, xLabel: "vocabulary size (first N tokens of the merge log)", yLabel: "bytes per token", label: "compression against vocabulary size", legend: true, zeroY: false });
+      h += lineChart({ series: D.evals.filter((e) => e.growth.length).map((e) => ({ name: e.name, xs: D.growth_sizes, ys: e.growth })), logX: true, xLabel: "vocabulary size (first N tokens of the merge log)", yLabel: "bytes per token", label: "compression against vocabulary size", legend: true, zeroY: false });
       h += '<p class="note">Each eval set encoded with the first N tokens only, from one encoding with the full vocabulary (exact: a token\'s merges stop at the first rank ≥ N). Flat tails mean new tokens no longer help this text.</p></div>';
     }
     el("growth").innerHTML = h + "</div>";
