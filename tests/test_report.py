@@ -244,7 +244,13 @@ def test_cut_characters_match_a_plain_walk(tok, report):
         assert {b: s for b, _, s in e["blocks"] if s} == dict(per_block)
         chars = Counter(block_of(ord(c)) for d in docs for c in d)
         assert {b: c for b, c, _ in e["blocks"]} == dict(chars)
-    assert by_name(report, "other")["split_chars"] > 0  # the test text does cut some
+    other = by_name(report, "other")
+    assert other["split_chars"] > 0  # the test text does cut some
+    examples = [x for x in other["examples"] if x["kind"] == "split_character"]
+    assert examples and len({x["char"] for x in examples}) == len(examples)
+    for x in examples:  # the tokens shown are the ones spanning that character
+        assert len(x["tokens"]) >= 2
+        assert x["char"].encode() in b"".join(tok.token_bytes(t) for t in x["tokens"])
 
 
 def test_composition_and_health_match_plain_classification(tok, report):

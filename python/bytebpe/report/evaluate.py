@@ -180,9 +180,14 @@ def measure(tok: Any, vocab: Vocab, es: EvalSet) -> EvalResult:
     block_chars = np.zeros(nblocks, np.int64)
     block_chars[: len(cut["block_chars"])] += cut["block_chars"]
     block_split = np.bincount(cut["split_blocks"], minlength=nblocks)
-    for lead in cut["split_leads"][:EXAMPLES]:
-        lead = int(lead)
+    seen_chars: set[bytes] = set()
+    for lead in cut["split_leads"][: EXAMPLES * 200].tolist():
+        if len(seen_chars) == EXAMPLES:
+            break
         char = data_bytes[lead : lead + int(utf8._lengths(np.array([data[lead]]))[0])]
+        if char in seen_chars:
+            continue  # the first examples of distinct characters
+        seen_chars.add(char)
         first = int(np.searchsorted(ends, lead, "right"))
         last = int(np.searchsorted(ends, lead + len(char) - 1, "right"))
         examples.append({"kind": "split_character", "char": char.decode("utf-8", "replace"),

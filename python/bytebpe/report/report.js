@@ -481,7 +481,7 @@
       h += `<tr><td>${esc(name)}</td>` + per.map(([chars, cut]) => {
         if (!chars) return '<td class="cell"></td>';
         const share = cut / chars;
-        return `<td class="cell" style="${share ? `background:hsl(18,85%,${92 - 52 * Math.sqrt(share)}%)` : ""}" title="${fmt(cut)} of ${fmt(chars)} characters cut">${share ? fix(share * 100, share < 0.1 ? 2 : 1) + "%" : "0"} <span class="note">of ${short(chars)}</span></td>`;
+        return `<td class="cell${share > 0.45 ? " dark" : ""}" style="${share ? `background:hsl(18,85%,${92 - 52 * Math.sqrt(share)}%)` : ""}" title="${fmt(cut)} of ${fmt(chars)} characters cut">${share ? fix(share * 100, share < 0.1 ? 2 : 1) + "%" : "0"} <span class="note">of ${short(chars)}</span></td>`;
       }).join("") + "</tr>";
     }
     h += "</table>";
