@@ -229,3 +229,23 @@ def test_permuted_byte_ids_in_the_page(driver, tok, tmp_path):
         "s => window.bytebpeReport.tokenHex(+s.dataset.t)).join('')")
     assert got == report.figures["evals"][0]["sample_hex"]
     assert driver.execute_script("return window.bytebpeReport.tokenHex(116)") == b"e".hex()
+
+
+def test_inline_display_runs_in_its_iframe(driver, page, tmp_path):
+    """What Jupyter shows (`_repr_html_`): the page inside an iframe's srcdoc draws itself
+    there too. (Loads another page, like the test above.)"""
+    report = page[1]
+    host = tmp_path / "notebook.html"
+    host.write_text("<!DOCTYPE html><html><body><p>cell output:</p>"
+                    + report._repr_html_() + "</body></html>", encoding="utf-8")
+    driver.get(host.as_uri())
+    driver.switch_to.frame(driver.find_element("tag name", "iframe"))
+    try:
+        deadline = time.monotonic() + 30
+        while not driver.execute_script("return !!(window.bytebpeReport && window.bytebpeReport.ready)"):
+            assert time.monotonic() < deadline, "the inline report never finished drawing"
+            time.sleep(0.05)
+        assert driver.execute_script("return window.bytebpeReport.errors") == []
+        assert len(driver.find_elements("css selector", "#heat .heat-cell")) == 256
+    finally:
+        driver.switch_to.default_content()
