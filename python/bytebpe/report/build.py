@@ -89,6 +89,11 @@ def build_report(
     from bytebpe import __version__
     from bytebpe.report.source import open_tokenizer
 
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        raise ImportError("the report needs numpy: pip install 'bytebpe[report]'") from None
+
     timings: dict[str, float] = {}
     clock = time.perf_counter()
 
