@@ -109,6 +109,9 @@ def test_search_shows_a_tokens_parts(driver, tok):
              for e in tree.find_elements("xpath", "./li/*[self::details]/summary/span[@data-t] | ./li/span[@data-t]")]
     assert parts == [merges[target].left, merges[target].right]
     assert f"count {merges[target].count:,}" in driver.find_element("id", "tree").text
+    # Clicking a part in the tree opens that part.
+    driver.find_element("css selector", f"#tree > li > details > ul.tree > li [data-t='{merges[target].right}']").click()
+    assert int(driver.find_element("id", "detail").get_attribute("data-t")) == merges[target].right
     # ... and what was built from its left part lists the target.
     driver.execute_script(f"window.bytebpeReport.select({merges[target].left})")
     made = [int(e.get_attribute("data-t")) for e in driver.find_elements("css selector", "#made [data-t]")]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any, Union
@@ -14,7 +15,7 @@ from bytebpe.report.render import render_html
 from bytebpe.report.unicode_blocks import NAMES as BLOCK_NAMES
 from bytebpe.report.vocab import Vocab, read_vocab
 
-# What `eval=` takes: {name: paths or glob(s)} or {name: list of str/bytes documents},
+# What `eval=` takes: {name: a path or glob, a list of Paths, or a list of documents},
 # or EvalSet objects; None means the bundled held-out sample.
 EvalSpec = Union[Mapping[str, Any], Iterable[EvalSet], None]
 
@@ -44,31 +45,26 @@ class Report:
 
 
 def _eval_sets(spec: EvalSpec, max_bytes: int) -> list[EvalSet]:
+    """`eval=` as EvalSets: a str or path is a file or glob, a list of paths (PathLike)
+    is files, any other iterable is the documents themselves (str or bytes)."""
     if spec is None:
         return evaluate.bundled_sample()
-    if isinstance(spec, Mapping):
-        sets = []
-        for name, value in spec.items():
-            if isinstance(value, EvalSet):
-                sets.append(value)
-            elif isinstance(value, (str, bytes)) or hasattr(value, "__fspath__"):
-                sets.append(evaluate.read_eval(str(name), value, max_bytes))
+    if not isinstance(spec, Mapping):
+        return list(spec)
+    sets = []
+    for name, value in spec.items():
+        if isinstance(value, EvalSet):
+            sets.append(value)
+        elif isinstance(value, (str, os.PathLike)):
+            sets.append(evaluate.read_eval(str(name), [os.fspath(value)], max_bytes))
+        else:
+            items = list(value)
+            if items and all(isinstance(x, os.PathLike) for x in items):
+                sets.append(evaluate.read_eval(str(name), [os.fspath(x) for x in items],
+                                               max_bytes))
             else:
-                items = list(value)
-                if items and all(isinstance(x, str) and len(x) < 4096 for x in items) and \
-                        all(_looks_like_path(x) for x in items):
-                    sets.append(evaluate.read_eval(str(name), items, max_bytes))
-                else:
-                    sets.append(EvalSet(str(name), items, "documents passed in"))
-        return sets
-    return list(spec)
-
-
-def _looks_like_path(x: str) -> bool:
-    import glob
-    import os
-
-    return "\n" not in x and (os.path.exists(x) or glob.has_magic(x))
+                sets.append(EvalSet(str(name), items, "documents passed in"))
+    return sets
 
 
 def build_report(
@@ -82,8 +78,10 @@ def build_report(
     """The report of `tokenizer` (a Tokenizer, or a path to a tokenizer file, run store,
     `.tiktoken` file or `tokenizer.json`).
 
-    `eval`: {name: files/globs or a list of documents}; None (default) uses the held-out
-    part of the sample corpus bundled with bytebpe; {} measures nothing. `baseline`: another
+    `eval`: {name: a file or glob (str), a list of `pathlib.Path`s, or a list of documents
+    (str or bytes)}; None (default) uses the held-out part of the sample corpus bundled
+    with bytebpe; {} measures nothing. Files are read as `bytebpe.read_files` reads them,
+    up to `max_eval_bytes` per set. `baseline`: another
     tokenizer (or path) to compare with on the same eval sets.
     """
     from bytebpe import __version__

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from bytebpe.report.evaluate import DEFAULT_MAX_BYTES
@@ -40,15 +41,15 @@ def add_parser(commands: Any) -> argparse.ArgumentParser:
     return p
 
 
-def parse_eval(specs: list[str]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
+def parse_eval(specs: list[str]) -> dict[str, list[Path]]:
+    out: dict[str, list[Path]] = {}
     for spec in specs:
         name, sep, files = spec.partition("=")
         if not sep or not name or not files:
             raise ValueError(f"--eval {spec!r}: write it as NAME=FILE[,FILE...]")
         if name in out:
             raise ValueError(f"--eval {name!r} is given twice")
-        out[name] = [f for f in files.split(",") if f]
+        out[name] = [Path(f) for f in files.split(",") if f]
     return out
 
 
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.no_eval and args.eval:
         raise ValueError("--no-eval and --eval exclude each other")
-    evals: dict[str, list[str]] | None = {} if args.no_eval else parse_eval(args.eval) or None
+    evals: dict[str, list[Path]] | None = {} if args.no_eval else parse_eval(args.eval) or None
     report = build_report(args.path, eval=evals, baseline=args.baseline,
                           max_eval_bytes=int(args.eval_max_mb * 1e6), title=args.title)
     report.save(args.output)

@@ -590,9 +590,10 @@
     });
     document.addEventListener("click", (e) => {
       const t = e.target.closest("[data-t]");
-      if (!t || e.target.closest("summary")) return;
+      if (!t) return;
+      if (t.closest("summary")) e.preventDefault();  // a chip in the tree opens, the arrow folds
       select(+t.dataset.t);
-      el("explorer").scrollIntoView({ behavior: "smooth" });
+      if (!t.closest("#explorer")) el("explorer").scrollIntoView({ behavior: "smooth" });
     });
   }
 
