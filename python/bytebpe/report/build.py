@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime
 import os
+import threading
 import time
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Union
 
 from bytebpe.report import compare, evaluate, vocabulary
@@ -108,10 +110,30 @@ def build_report(
     lap("load")
     vocab = read_vocab(tok)
     lap("vocab")
-    sets = _eval_sets(eval, max_eval_bytes)
-    lap("read_eval")
-    results = [evaluate.measure(tok, vocab, es) for es in sets]
-    lap("encode_eval")
+    # Three things overlap, since the native encoder and numpy release the GIL: a thread
+    # works out every token's merge steps (pure Python, for the growth curves) and the
+    # composition; a worker encodes the eval sets one after another; this thread measures
+    # each set as soon as it is encoded.
+    background: dict[str, Any] = {}
+
+    def vocabulary_work() -> None:
+        if eval != {}:
+            vocab.precompute_steps()
+        background["composition"] = vocabulary.composition(vocab)
+
+    side = threading.Thread(target=vocabulary_work, name="bytebpe-report-vocabulary")
+    side.start()
+    try:
+        sets = _eval_sets(eval, max_eval_bytes)
+        lap("read_eval")
+        with ThreadPoolExecutor(1, thread_name_prefix="bytebpe-report-encode") as pool:
+            encoded = [pool.submit(evaluate.encode, tok, es) for es in sets]
+            results = [evaluate.measure(tok, vocab, es, job.result())
+                       for es, job in zip(sets, encoded)]
+        lap("encode_eval")
+    finally:
+        side.join()
+    lap("vocabulary_join")
     sizes = evaluate.growth_sizes(vocab.size)
     if results:
         evaluate.growth_curve(vocab, results, sizes)
@@ -123,7 +145,7 @@ def build_report(
         diffs = compare.word_differences(tok, base, sets)
     lap("baseline")
     usage_total = sum(r.usage for r in results) if results else None
-    comp = vocabulary.composition(vocab)
+    comp = background["composition"]
     health = vocabulary.health(vocab, usage_total)
     lap("vocabulary")
 

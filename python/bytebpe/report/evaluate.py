@@ -130,11 +130,23 @@ class EvalResult:
         return self.tokens / self.words if self.words else None
 
 
-def measure(tok: Any, vocab: Vocab, es: EvalSet) -> EvalResult:
+def encode(tok: Any, es: EvalSet) -> tuple[list[str | bytes], Any]:
+    """The set's documents as encoded, and their tokens in one flat array (the native
+    batch encoder: all cores, GIL released)."""
     import numpy as np
 
     docs = [as_encodable(d) for d in es.docs]
-    flat, _ = tok.encode_batch_numpy(docs, dtype=np.uint32) if docs else (np.zeros(0, np.uint32), None)
+    if not docs:
+        return docs, np.zeros(0, np.uint32)
+    return docs, tok.encode_batch_numpy(docs, dtype=np.uint32)[0]
+
+
+def measure(tok: Any, vocab: Vocab, es: EvalSet,
+            encoded: tuple[list[str | bytes], Any] | None = None) -> EvalResult:
+    """Every figure of one eval set, from its encoding (`encode`, done here if not given)."""
+    import numpy as np
+
+    docs, flat = encoded if encoded is not None else encode(tok, es)
     raw = [d.encode("utf-8") if isinstance(d, str) else d for d in docs]
     data_bytes = b"".join(raw)
     data = np.frombuffer(data_bytes, dtype=np.uint8)

@@ -53,6 +53,14 @@ class Vocab:
     def has_counts(self) -> bool:
         return bool(self.merges)
 
+    def precompute_steps(self) -> None:
+        """Fills the merge steps of every merged token (run in a thread while the native
+        encoder, which releases the GIL, measures the eval sets)."""
+        ranks, steps = self.ranks, self._steps
+        for t in self.merged_ids:
+            if t not in steps:
+                steps[t] = merge_steps(self.tokens[t], ranks)[1]
+
     def steps(self, token: int) -> list[int]:
         """Ranks of the merges that encoding the token's bytes alone makes, in order."""
         got = self._steps.get(token)
