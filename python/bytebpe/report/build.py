@@ -117,9 +117,12 @@ def build_report(
     background: dict[str, Any] = {}
 
     def vocabulary_work() -> None:
-        if eval != {}:
-            vocab.precompute_steps()
-        background["composition"] = vocabulary.composition(vocab)
+        try:
+            if eval != {}:
+                vocab.precompute_steps()
+            background["composition"] = vocabulary.composition(vocab)
+        except BaseException as e:  # re-raised in the calling thread below
+            background["error"] = e
 
     side = threading.Thread(target=vocabulary_work, name="bytebpe-report-vocabulary")
     side.start()
@@ -133,6 +136,8 @@ def build_report(
         lap("encode_eval")
     finally:
         side.join()
+    if "error" in background:
+        raise background["error"]
     lap("vocabulary_join")
     sizes = evaluate.growth_sizes(vocab.size)
     if results:
