@@ -396,7 +396,7 @@ def docs():
     for i in range(400):
         yield f"document {i} with some words in it " * 3
         if i == 200:
-            time.sleep(0.5)  # let the counter checkpoint the batches before this one
+            time.sleep(0.2)  # let the counter take the batches before this one
             open(sys.argv[2], "w").close()
             time.sleep(60)
 
@@ -418,6 +418,11 @@ def test_a_run_store_while_training_writes_it(tmp_path):
         while not flag.exists():
             assert child.poll() is None, "the training child died"
             assert time.monotonic() < deadline, "the training child never got going"
+            time.sleep(0.05)
+        from bytebpe import store as run_store
+
+        while run_store.read(store, with_snapshot=False).documents == 0:  # a busy machine
+            assert time.monotonic() < deadline, "the child never checkpointed its counting"
             time.sleep(0.05)
         rep = build_report(str(store), eval={"x": ["document 7 with some words"]})
         origin = rep.figures["summary"]["origin"]
