@@ -155,16 +155,16 @@ def test_sample_colouring_decodes_to_the_text(driver, page, tok):
     for i, e in enumerate(report.figures["evals"]):
         driver.execute_script(f"window.bytebpeReport.showSample({i})")
         want = bytes.fromhex(e["sample_hex"])
-        ids = [int(s.get_attribute("data-t"))
-               for s in driver.find_elements("css selector", "#sample-main [data-t]")]
+        ids = driver.execute_script(  # one round trip, not one per span
+            "return Array.from(document.querySelectorAll('#sample-main [data-t]'), s => +s.dataset.t)")
         assert tok.decode_bytes(ids) == want
         # The page rebuilds each token's bytes from its parts: those join to the text too.
         got = driver.execute_script(
             "return Array.from(document.querySelectorAll('#sample-main [data-t]'), "
             "s => window.bytebpeReport.tokenHex(+s.dataset.t)).join('')")
         assert got == want.hex()
-        base_ids = [int(s.get_attribute("data-bt"))
-                    for s in driver.find_elements("css selector", "#sample-base [data-bt]")]
+        base_ids = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#sample-base [data-bt]'), s => +s.dataset.bt)")
         assert base.decode_bytes(base_ids) == want
         # Colours alternate, so neighbouring tokens never share one.
         classes = driver.execute_script(
