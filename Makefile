@@ -1,7 +1,7 @@
 # Plain verbs for the development loop. `make check` (tests and lints) is what CI runs (.ci/run).
 PYTHON ?= python3
 
-.PHONY: help demo install install-test build-dev check test test-rust test-python test-slow lint lint-checks fmt bench bench-core fuzz
+.PHONY: help demo install install-test install-browser build-dev check test test-rust test-python test-slow lint lint-checks fmt bench bench-core fuzz
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -19,9 +19,12 @@ install-test: ## install the package (editable) with everything the tests and li
 build-dev: ## rebuild the native module (editable install) after Rust changes
 	$(PYTHON) -m pip install -e . --no-deps --no-build-isolation
 
-check: install-test test-rust test-python lint-checks ## what CI runs: every test, then every lint
+install-browser: ## Debian's chromium + chromedriver for the report's browser tests (apt-get, only if missing)
+	bash tools/install_browser.sh
 
-test: install-test test-rust test-python ## install test dependencies, run every test
+check: install-test install-browser test-rust test-python lint-checks ## what CI runs: every test, then every lint
+
+test: install-test install-browser test-rust test-python ## install test dependencies, run every test
 
 test-rust:
 	cargo test

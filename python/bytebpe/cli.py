@@ -18,6 +18,7 @@ from bytebpe import __version__, arrays, store
 from bytebpe.interop.tiktoken import sidecar_path
 from bytebpe.ledger import format_report
 from bytebpe.options import TrainingOptions, parse_memory_limit
+from bytebpe.report import cli as report_cli
 from bytebpe.sample import sample_documents
 from bytebpe.sources import read_files
 from bytebpe.tokenizer import Tokenizer
@@ -36,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     _add_train(commands)
     _add_encode(commands)
     _add_inspect(commands)
+    report_cli.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         status: int = args.run(args)
