@@ -17,7 +17,7 @@ tiktoken = pytest.importorskip("tiktoken")
 from bytebpe import Tokenizer  # noqa: E402
 from bytebpe.cli import main  # noqa: E402
 from bytebpe.report import EvalSet, build_report  # noqa: E402
-from bytebpe.report.payload import read_varints, unpack, varints  # noqa: E402
+from bytebpe.report_page.payload import read_varints, unpack, varints  # noqa: E402
 
 CL100K = "cl100k"
 
@@ -222,7 +222,7 @@ def test_cut_characters_match_a_plain_walk(tok, report):
         per_byte = [0] * 256
         per_block: Counter[str] = Counter()
         cut = 0
-        from bytebpe.report.unicode_blocks import block_of
+        from bytebpe.report_page.unicode_blocks import block_of
 
         for d in docs:
             ends, pos = set(), 0

@@ -9,12 +9,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
-from bytebpe.report.evaluate import DEFAULT_MAX_BYTES
+from bytebpe.report import build_report
+from bytebpe.report_page.evaluate import DEFAULT_MAX_BYTES
 
 
-def add_parser(commands: Any) -> argparse.ArgumentParser:
+def add_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+) -> argparse.ArgumentParser:
     p = commands.add_parser(
         "report",
         help="write an interactive HTML report of a tokenizer and its training run",
@@ -54,8 +56,6 @@ def parse_eval(specs: list[str]) -> dict[str, list[Path]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from bytebpe.report import build_report
-
     if args.no_eval and args.eval:
         raise ValueError("--no-eval and --eval exclude each other")
     evals: dict[str, list[Path]] | None = {} if args.no_eval else parse_eval(args.eval) or None

@@ -10,19 +10,24 @@ import os
 import sqlite3
 from typing import Any
 
+from bytebpe import store
+from bytebpe.tokenizer import Tokenizer
 
-def open_tokenizer(source: Any) -> tuple[Any, dict[str, Any]]:
+
+def open_tokenizer(source: object) -> tuple[Tokenizer, dict[str, Any]]:
     """(Tokenizer, facts about its origin) for a path, "tiktoken:NAME", or a Tokenizer."""
-    from bytebpe import Tokenizer
-
     if isinstance(source, Tokenizer):
         return source, {"kind": "Tokenizer object"}
     if isinstance(source, str) and source.startswith("tiktoken:") and not os.path.exists(source):
-        import tiktoken  # fetches the encoding's ranks once (tiktoken caches them)
+        import tiktoken  # optional; fetches the encoding's ranks once (tiktoken caches them)
 
         name = source.split(":", 1)[1]
         return Tokenizer.from_tiktoken(tiktoken.get_encoding(name)), {
             "kind": "tiktoken encoding", "name": name}
+    if not isinstance(source, (str, os.PathLike)):
+        raise TypeError(
+            f"a report is of a Tokenizer or a path to a tokenizer, not {type(source).__name__}"
+        )
     path = os.fspath(source)
     if not os.path.exists(path):
         raise FileNotFoundError(f"no tokenizer at {path!r}")
@@ -31,8 +36,6 @@ def open_tokenizer(source: Any) -> tuple[Any, dict[str, Any]]:
         "file_bytes": os.path.getsize(path),
         "modified": _when(os.path.getmtime(path)),
     }
-    from bytebpe import store
-
     if store.is_store_file(path):
         tok = Tokenizer.load(path)
         info.update(kind="run store", **_store_facts(path))
@@ -64,8 +67,6 @@ def _when(t: float | None) -> str | None:
 
 def _store_facts(path: str) -> dict[str, Any]:
     """Settings, counting progress and merge timing of a run store."""
-    from bytebpe import store
-
     run = store.read(path, with_snapshot=False)
     meta = dict(run.meta)
     facts: dict[str, Any] = {

@@ -8,14 +8,17 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from html import escape
 from typing import Any, Union
 
-from bytebpe.report import compare, evaluate, vocabulary
-from bytebpe.report.evaluate import EvalSet
-from bytebpe.report.payload import Packer
-from bytebpe.report.render import render_html
-from bytebpe.report.unicode_blocks import NAMES as BLOCK_NAMES
-from bytebpe.report.vocab import Vocab, read_vocab
+from bytebpe._bytebpe import __version__
+from bytebpe.report_page import compare, evaluate, vocabulary
+from bytebpe.report_page.evaluate import EvalSet
+from bytebpe.report_page.payload import Packer
+from bytebpe.report_page.render import render_html
+from bytebpe.report_page.reported import ReportedTokenizer
+from bytebpe.report_page.unicode_blocks import NAMES as BLOCK_NAMES
+from bytebpe.report_page.vocab import Vocab, read_vocab
 
 # What `eval=` takes: {name: a path or glob, a list of Paths, or a list of documents},
 # or EvalSet objects; None means the bundled held-out sample.
@@ -36,8 +39,6 @@ class Report:
 
     def _repr_html_(self) -> str:
         # An iframe keeps the page's scripts and styles apart from the notebook's.
-        from html import escape
-
         return (f'<iframe srcdoc="{escape(self.html, quote=True)}" '
                 'style="width:100%;height:900px;border:1px solid #ccc" '
                 'title="bytebpe report"></iframe>')
@@ -70,25 +71,24 @@ def _eval_sets(spec: EvalSpec, max_bytes: int) -> list[EvalSet]:
 
 
 def build_report(
-    tokenizer: Any,
+    tok: ReportedTokenizer,
     eval: EvalSpec = None,  # the issue's name for it (shadows the builtin here only)
-    baseline: Any = None,
+    baseline: ReportedTokenizer | None = None,
     *,
+    origin: dict[str, Any] | None = None,
+    baseline_origin: dict[str, Any] | None = None,
     max_eval_bytes: int = evaluate.DEFAULT_MAX_BYTES,
     title: str | None = None,
 ) -> Report:
-    """The report of `tokenizer` (a Tokenizer, or a path to a tokenizer file, run store,
-    `.tiktoken` file or `tokenizer.json`).
+    """The report of `tok`; `origin` says where it came from (a file, a run store and its
+    facts), when known.
 
     `eval`: {name: a file or glob (str), a list of `pathlib.Path`s, or a list of documents
     (str or bytes)}; None (default) uses the held-out part of the sample corpus bundled
     with bytebpe; {} measures nothing. Files are read as `bytebpe.read_files` reads them,
     up to `max_eval_bytes` per set. `baseline`: another
-    tokenizer (or path) to compare with on the same eval sets.
+    tokenizer to compare with on the same eval sets.
     """
-    from bytebpe import __version__
-    from bytebpe.report.source import open_tokenizer
-
     try:
         import numpy  # noqa: F401
     except ImportError:
@@ -103,11 +103,9 @@ def build_report(
         timings[name] = round(now - clock, 3)
         clock = now
 
-    tok, origin = open_tokenizer(tokenizer)
-    base = None
-    if baseline is not None:
-        base, base_origin = open_tokenizer(baseline)
-    lap("load")
+    origin = origin if origin is not None else {"kind": "Tokenizer object"}
+    base = baseline
+    base_origin = baseline_origin if baseline_origin is not None else {"kind": "Tokenizer object"}
     vocab = read_vocab(tok)
     lap("vocab")
     # Three things overlap, since the native encoder and numpy release the GIL: a thread
@@ -170,8 +168,6 @@ def build_report(
 
 
 def _default_title(origin: dict[str, Any]) -> str:
-    import os
-
     name = origin.get("path") or origin.get("name") or "tokenizer"
     return f"bytebpe report: {os.path.basename(str(name))}"
 

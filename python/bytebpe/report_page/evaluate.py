@@ -8,16 +8,16 @@ into bytes (see utf8.py).
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from bytebpe.report import unicode_blocks, utf8
-from bytebpe.report.vocab import Vocab
+from bytebpe.report_page import unicode_blocks, utf8
+from bytebpe.report_page.vocab import Vocab
+from bytebpe.sample import sample_records
+from bytebpe.sources import read_files
 
 #: Renyi efficiency's order, as recommended by Zouhar et al. (2023) and used by the
 #: tokenization-scorer package.
@@ -39,8 +39,6 @@ class EvalSet:
 def read_eval(name: str, paths: str | Iterable[str], max_bytes: int = DEFAULT_MAX_BYTES) -> EvalSet:
     """The documents of `paths` (files or globs, as `bytebpe.read_files` reads them),
     up to `max_bytes` of text."""
-    from bytebpe import read_files
-
     specs = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     docs: list[str | bytes] = []
     total = 0
@@ -56,16 +54,9 @@ def read_eval(name: str, paths: str | Iterable[str], max_bytes: int = DEFAULT_MA
 
 def bundled_sample() -> list[EvalSet]:
     """The held-out split of the sample corpus shipped with bytebpe, one set per kind."""
-    import bytebpe
-
-    path = os.path.join(os.path.dirname(bytebpe.__file__), "data", "sample.jsonl.gz")
     sets: dict[str, list[str | bytes]] = {}
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        for line in f.read().split("\n"):
-            if line:
-                row = json.loads(line)
-                if row.get("split") == "heldout":
-                    sets.setdefault(row["kind"], []).append(row["text"])
+    for row in sample_records(split="heldout"):
+        sets.setdefault(row["kind"], []).append(row["text"])
     return [EvalSet(k, v, "bundled sample (held out)") for k, v in sets.items()]
 
 

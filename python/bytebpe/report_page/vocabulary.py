@@ -8,8 +8,8 @@ import unicodedata
 from collections import Counter
 from typing import Any
 
-from bytebpe.report.unicode_blocks import block_of
-from bytebpe.report.vocab import Vocab
+from bytebpe.report_page.unicode_blocks import block_of
+from bytebpe.report_page.vocab import Vocab
 
 KINDS = ("word", "digits", "whitespace", "operator", "mixed", "partial UTF-8")
 EXAMPLES = 24

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from bytebpe.report.bpe import merge_steps
+from bytebpe.report_page.bpe import merge_steps
 
 _UNREACHABLE = re.compile(r"^token (\d+) .*unreachable")
 

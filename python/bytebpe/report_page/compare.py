@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from bytebpe.report.evaluate import EvalResult, EvalSet, as_encodable, renyi_efficiency
+from bytebpe.report_page.evaluate import EvalResult, EvalSet, as_encodable, renyi_efficiency
 
 #: Text per eval set whose words are compared one by one.
 WORD_BYTES = 2 * 10**6
