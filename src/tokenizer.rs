@@ -3,12 +3,12 @@
 use rayon::prelude::*;
 
 use crate::decode;
+use crate::document::Document;
 use crate::encode::{self, encode_piece};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::pretokenize::Pattern;
 use crate::special::{Part, SpecialTokens};
-use crate::train::Document;
 use crate::vocab::Vocab;
 use crate::Rank;
 

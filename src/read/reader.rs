@@ -5,9 +5,10 @@ use rayon::prelude::*;
 use super::jsonl;
 use super::open::Source;
 use super::split::{Batch, Delimit, Splitter};
+use crate::document::Segment;
 use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprinter;
 use crate::parallel;
-use crate::train::{Fingerprinter, Segment};
 
 /// How to read an input.
 #[derive(Debug, Clone)]
