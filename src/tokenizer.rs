@@ -14,8 +14,11 @@ use crate::Rank;
 
 #[derive(Debug, Clone)]
 pub struct Tokenizer {
+    /// The mergeable tokens and their merge log.
     vocab: Vocab,
+    /// How text is split into pieces before merging (training used the same).
     pattern: Pattern,
+    /// Special tokens, with ids above the mergeable tokens or in their holes.
     specials: SpecialTokens,
 }
 

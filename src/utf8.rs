@@ -4,7 +4,9 @@
 
 /// A stretch of a byte string: valid text, or bytes that are not part of valid UTF-8.
 pub enum Utf8Run<'t> {
+    /// Valid UTF-8.
     Text(&'t str),
+    /// Bytes that are not part of valid UTF-8 (one invalid sequence).
     Invalid(&'t [u8]),
 }
 

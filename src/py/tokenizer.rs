@@ -20,6 +20,7 @@ use crate::{Rank, Tokenizer};
 /// Immutable, so one instance is shared by many threads without locks.
 #[pyclass(frozen, module = "bytebpe._bytebpe")]
 pub struct CoreTokenizer {
+    /// The core tokenizer, shared with detached work.
     pub(super) inner: Arc<Tokenizer>,
     /// One Python int per token id, made on first use: token lists are built from these
     /// shared objects instead of allocating an int per token (most ids are above 256,

@@ -23,6 +23,7 @@ use crate::vocab::MergeRecord;
 pub struct WordCounter {
     /// Taken by `train`; a counter trains once.
     inner: Option<train::WordCounter>,
+    /// Threads for counting and merging (default: all cores).
     threads: Option<usize>,
     /// Keep lone surrogates as their "surrogatepass" bytes instead of refusing them.
     surrogatepass: bool,

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::rc::Rc;
 
-use super::merge::Pair;
+use super::rewrite::Pair;
 
 /// A heap entry. Ordered so that the max is the pair to merge next.
 pub struct Candidate {

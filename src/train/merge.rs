@@ -15,14 +15,11 @@ use dary_heap::OctonaryHeap;
 use rayon::prelude::*;
 
 use super::candidate::Candidate;
-use super::rewrite::{rewrite, Delta, Word};
+use super::rewrite::{rewrite, Delta, Pair, Word};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::vocab::{Growth, MergeRecord};
 use crate::Rank;
-
-/// Two adjacent token ids.
-pub type Pair = (Rank, Rank);
 
 /// The merge loop's growing vocabulary: token bytes shared with the heap entries.
 pub type Tokens = Growth<Rc<[u8]>>;
@@ -271,12 +268,7 @@ impl Merger {
 const PARALLEL_WORDS: usize = 32768;
 
 /// Adds `n` to the count of `pair`, refusing to pass u64.
-fn add_count(
-    counts: &mut AHashMap<Pair, u64>,
-    growth: &Tokens,
-    pair: Pair,
-    n: u64,
-) -> Result<()> {
+fn add_count(counts: &mut AHashMap<Pair, u64>, growth: &Tokens, pair: Pair, n: u64) -> Result<()> {
     let slot = counts.entry(pair).or_insert(0);
     *slot = slot.checked_add(n).ok_or_else(|| Error::CountOverflow {
         left: growth.bytes(pair.0).to_vec(),

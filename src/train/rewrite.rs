@@ -4,8 +4,10 @@
 use ahash::AHashMap;
 use smallvec::SmallVec;
 
-use super::merge::Pair;
 use crate::Rank;
+
+/// Two adjacent token ids.
+pub type Pair = (Rank, Rank);
 
 /// A word as token ids, inline up to 6 tokens: most words are short, and a merge touches
 /// words scattered over memory, so keeping the tokens beside the word's slot saves a cache
