@@ -39,7 +39,9 @@ impl Default for Partial {
 }
 
 impl Partial {
-    /// Counts one occurrence of `piece`.
+    /// Counts one occurrence of `piece`. Called once per piece: inlined into the
+    /// splitter's loop (as a call it cost counting ~6% more instructions).
+    #[inline(always)]
     pub fn add_one(&mut self, piece: &[u8]) {
         let counts = &mut self.shards[shard_of(piece)];
         match counts.get_mut(piece) {
