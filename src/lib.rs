@@ -2,8 +2,11 @@
 //!
 //! The core is plain Rust; the Python binding lives in [`py`] behind the `python` feature,
 //! so `cargo test` never links libpython. See `docs/design.md` for how the parts fit.
+//!
+//! The modules are listed in layers: each imports only from the modules above it
+//! (`tests/layers.rs` checks this), so none import each other.
 
-// Layer 0: no imports from the crate but `Rank` and `error`.
+// Layer 0: nothing from the crate but `Rank`.
 pub mod document;
 pub mod error;
 pub mod parallel;
