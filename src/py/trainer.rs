@@ -31,8 +31,12 @@ pub struct WordCounter {
 
 impl WordCounter {
     fn counter(&mut self) -> PyResult<&mut train::WordCounter> {
-        self.inner.as_mut().ok_or_else(|| PyValueError::new_err("this counter already trained"))
+        self.inner.as_mut().ok_or_else(already_trained)
     }
+}
+
+fn already_trained() -> PyErr {
+    PyValueError::new_err("this counter already trained")
 }
 
 #[pymethods]
@@ -207,9 +211,8 @@ impl WordCounter {
         start: Option<PyRef<'_, CoreTokenizer>>,
     ) -> PyResult<CoreTokenizer> {
         let config = TrainConfig { vocab_size, min_frequency, threads: self.threads };
-        self.counter()?;
+        let counter = self.inner.take().ok_or_else(already_trained)?;
         let start = start.map(|s| s.inner.clone());
-        let counter = self.inner.take().expect("checked above");
         let replay: Vec<MergeRecord> = replay.into_iter().map(merge_record).collect();
         let tokenizer = detached(py, move |reattach| {
             let mut observe = |p: Progress<'_>| {
