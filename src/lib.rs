@@ -1,6 +1,6 @@
 //! bytebpe: a byte-level BPE trainer and encoder.
 //!
-//! The core is plain Rust; the Python binding lives in [`py`] behind the `python` feature,
+//! The core is plain Rust; the Python binding lives in `py` behind the `python` feature,
 //! so `cargo test` never links libpython. See `docs/design.md` for how the parts fit.
 //!
 //! The modules are listed in layers: each imports only from the modules above it

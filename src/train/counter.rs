@@ -83,7 +83,7 @@ impl WordCounter {
         self.fingerprint.in_document()
     }
 
-    /// Serializes the word table (see [`snapshot`]).
+    /// Serializes the word table (format in `snapshot.rs`).
     pub fn snapshot(&self) -> Vec<u8> {
         snapshot::write(&self.table)
     }

@@ -1,9 +1,9 @@
 //! Training: count words ([`counter`]), then merge pairs ([`merge`]).
 //!
-//! Counting: [`words`] splits a segment into words, [`table`] holds their counts,
-//! [`snapshot`] serializes the table, [`prune`] and [`budget`] keep it inside a memory
+//! Counting: `words.rs` splits a segment into words, `table.rs` holds their counts,
+//! `snapshot.rs` serializes the table, `prune.rs` and [`budget`] keep it inside a memory
 //! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
-//! [`candidate`] its heap entry (the tie-break rule), [`rewrite`] the word rewriting of
+//! `candidate.rs` its heap entry (the tie-break rule), `rewrite.rs` the word rewriting of
 //! one merge; [`warm`] starts from an existing tokenizer.
 
 pub mod budget;

@@ -1,5 +1,5 @@
 //! The mergeable vocabulary: token bytes by id, ids by bytes, and the merge log that
-//! made them ([`MergeRecord`]); [`growth`] adds tokens to it.
+//! made them ([`MergeRecord`]); [`Growth`] adds tokens to it.
 
 mod growth;
 
