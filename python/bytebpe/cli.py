@@ -17,6 +17,7 @@ from typing import Any
 
 from bytebpe import __version__
 from bytebpe.inputs import read_files
+from bytebpe.serve import cli as serve_cli
 from bytebpe.tokenizer import Tokenizer
 
 # Without --heldout, every HOLDOUT_EVERY-th document is kept out of training and used
@@ -33,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     _add_train(commands)
     _add_encode(commands)
     _add_inspect(commands)
+    serve_cli.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         return args.run(args)
