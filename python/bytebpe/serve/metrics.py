@@ -66,6 +66,11 @@ EXPORTED = (
 )
 """Every metric family the service exports (the dashboard test checks its queries)."""
 
+for _result in ("success", "unchanged", "failure"):
+    RELOADS.labels(_result)
+for _outcome in ("current", "earlier", "unavailable"):
+    PINNED.labels(_outcome)
+
 _serving_version: list[str] = []
 
 
