@@ -60,8 +60,10 @@ class Server:
         self.stop()
         raise RuntimeError(f"server not ready within {self.startup} s: {self.log.decode()}")
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         self.stop()
+        if exc_type is not None:  # shown by pytest with the failure
+            print(self.log.decode(errors="replace")[-20000:])
 
     def stop(self) -> None:
         if self.proc is None:

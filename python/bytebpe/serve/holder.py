@@ -1,9 +1,10 @@
 """The vocabulary being served, and how it is replaced without failing a request.
 
 `VocabularyHolder` keeps one reference to an immutable `Served` snapshot. A poller thread
-watches the source: a run store by SQLite's `PRAGMA data_version` on a read-only
-connection (a commit by any other connection changes it), any file by its stat (device,
-inode, mtime, size), so a file replaced atomically (`os.replace`) is seen. A change is
+watches the source: a run store by the number of merges it has committed (one indexed
+query on a short-lived read-only connection; see `_store_key` for why not a long-lived
+one), any file by its stat (device, inode, mtime, size), so a file replaced atomically
+(`os.replace`) is seen. A change is
 loaded and verified on that thread, off the request path, and swapped in by assigning
 one attribute; a request holds the snapshot it started with until it ends. A reload that
 fails (corrupt or half-written file, failed verification) keeps the old snapshot serving
@@ -140,40 +141,28 @@ def _stat_key(path: str) -> tuple[int, ...] | None:
     return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
 
 
-class _StoreWatch:
-    """`PRAGMA data_version` of a read-only connection, reopened when the file is replaced."""
+def _store_key(path: str) -> Any:
+    """What a run store holds that decides its ids: the number of merges committed, read
+    through a short-lived read-only connection.
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.conn: sqlite3.Connection | None = None
-        self.inode: tuple[int, ...] | None = None
-
-    def key(self) -> Any:
-        st = _stat_key(self.path)
-        inode = st[:2] if st else None
-        if self.conn is None or inode != self.inode:
-            self.close()
-            if inode is None:
-                return None
-            try:
-                uri = "file:" + os.path.abspath(self.path) + "?mode=ro"
-                self.conn = sqlite3.connect(uri, uri=True, isolation_level=None,
-                                            check_same_thread=False)
-            except sqlite3.Error:
-                return ("unreadable", st)
-            self.inode = inode
-        try:
-            (data_version,) = self.conn.execute("PRAGMA data_version").fetchone()
-        except sqlite3.Error:
-            self.close()
-            return ("unreadable", st)
-        return (inode, data_version)
-
-    def close(self) -> None:
-        if self.conn is not None:
-            self.conn.close()
-        self.conn = None
-        self.inode = None
+    Not `PRAGMA data_version` on a long-lived connection: SQLite shares one wal-index
+    mapping between all connections of a process to the same file, and a connection kept
+    open across a writer's close (which deletes the -wal and -shm files) and reopen made
+    every later connection of this process read a stale index ("database disk image is
+    malformed"). A connection that lives for one query does not outlive the files.
+    """
+    try:
+        conn = sqlite3.connect("file:" + os.path.abspath(path) + "?mode=ro", uri=True,
+                              isolation_level=None)
+    except sqlite3.Error as e:
+        return ("unopenable", str(e))
+    try:
+        (merges,) = conn.execute("SELECT coalesce(max(rank) + 1, 0) FROM merges").fetchone()
+        return ("merges", merges)
+    except sqlite3.Error as e:
+        return ("unreadable", str(e))
+    finally:
+        conn.close()
 
 
 class VocabularyHolder:
@@ -203,9 +192,11 @@ class VocabularyHolder:
         self._recent: collections.OrderedDict[str, Served] = collections.OrderedDict()
         self._prefix_hashes: collections.OrderedDict[tuple[str, int], str] = (
             collections.OrderedDict())
+        self._missing: collections.OrderedDict[str, str] = collections.OrderedDict()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._store_watch = _StoreWatch(self.path)
+        self._retry_delay = 0.0
+        self._retry_at = 0.0
         self._seen_key = self._source_key()
         self.current: Served = load_verified(self.path, kind)
         self._remember(self.current)
@@ -215,7 +206,7 @@ class VocabularyHolder:
     def _source_key(self) -> Any:
         keys: list[Any] = [_stat_key(self.path)]
         if self.kind == "store" or (self.kind is None and _is_store(self.path)):
-            keys.append(self._store_watch.key())
+            keys.append(_store_key(self.path))
         if self.path.endswith(".tiktoken"):
             keys.append(_stat_key(self.path + ".json"))  # the sidecar: pattern, specials
         if self.trigger_file:
@@ -235,7 +226,6 @@ class VocabularyHolder:
         if self._thread is not None:
             self._thread.join(timeout=5)
             self._thread = None
-        self._store_watch.close()
 
     def _poll(self) -> None:
         while not self._stop.wait(self.poll_interval):
@@ -245,6 +235,8 @@ class VocabularyHolder:
                 continue
             if key != self._seen_key:
                 self.reload("changed", key=key)
+            elif self._retry_at and time.monotonic() >= self._retry_at:
+                self.reload("retry", key=key)
 
     # ---------------------------------------------------------------- reloading
 
@@ -263,7 +255,12 @@ class VocabularyHolder:
                 result = ReloadResult("failure", old.name, old.name,
                                       time.perf_counter() - start, reason,
                                       f"{type(e).__name__}: {e}")
+                # Retried without a change too (a read can fail transiently), backing off
+                # from 0.5 s to a minute so a broken file is not reloaded in a loop.
+                self._retry_delay = min(max(self._retry_delay * 2, 0.5), 60.0)
+                self._retry_at = time.monotonic() + self._retry_delay
             else:
+                self._retry_delay = self._retry_at = 0.0
                 if new.version == old.version:
                     result = ReloadResult("unchanged", old.name, old.name,
                                           time.perf_counter() - start, reason)
@@ -305,12 +302,13 @@ class VocabularyHolder:
         if served is not None:
             return served
         current = self.current
-        if merges >= current.version.merges:
+        later = merges >= current.version.merges
+        if later and current.kind != "store":
             raise VersionUnavailable(
                 f"version {name} is not a prefix of the vocabulary serving now "
                 f"({current.name}); it may be a later or a replaced vocabulary"
             )
-        if self._prefix_hash(current, merges) != digest:
+        if not later and self._prefix_hash(current, merges) != digest:
             raise VersionUnavailable(
                 f"version {name} is not a prefix of the vocabulary serving now "
                 f"({current.name}): the source was replaced by a different vocabulary"
@@ -320,10 +318,18 @@ class VocabularyHolder:
                 f"version {name} is an earlier prefix of {current.name}, but only a run store "
                 f"keeps earlier prefixes and this source is a {current.kind} file"
             )
+        # A prefix of the store: an earlier one, or one that another worker (or the
+        # store) already has and this worker has not reloaded yet.
         with self._pin_lock:  # one store read at a time; the second caller finds it cached
             served = self._recent.get(name)
             if served is not None:
                 return served
+            if name in self._missing:
+                raise VersionUnavailable(self._missing[name])
+            stored = _store_key(self.path)
+            if stored[0] == "merges" and merges > stored[1]:
+                raise VersionUnavailable(f"version {name} is not in the store (it has "
+                                         f"{stored[1]} merges)")
             vocab_size = versions.vocab_size_for(current.tokenizer, merges)
             try:
                 tok = Tokenizer.load(self.path, vocab_size=vocab_size)
@@ -331,10 +337,15 @@ class VocabularyHolder:
                 raise VersionUnavailable(f"version {name}: reading the store failed: {e}") from None
             served = make_served(tok, "store")
             if served.name != name:
-                raise VersionUnavailable(
-                    f"version {name} is no longer in the store (its first {merges} merges are "
-                    f"now {served.name})"
-                )
+                message = (f"version {name} is not in the store (its first {merges} merges "
+                           f"are {served.name})" if served.version.merges == merges else
+                           f"version {name} is not in the store (it has "
+                           f"{served.version.merges} merges)")
+                if served.version.merges == merges:  # a different prefix: final
+                    self._missing[name] = message
+                    while len(self._missing) > 256:
+                        self._missing.popitem(last=False)
+                raise VersionUnavailable(message)
             self._recent[name] = served
             while len(self._recent) > self._keep:
                 self._recent.popitem(last=False)
