@@ -463,6 +463,7 @@ def test_the_dashboard_queries_only_exported_metrics(tok_path: str) -> None:
     with Server(tok_path) as s:
         served = {name for name, _ in scrape(s.url)}
     with TrainingMetrics() as m:
+        m.ledger({"invalid_utf8_bytes": {"truncated": 1}, "rejected_items": {"int": 2}})
         training = {smp.name for f in text_string_to_metric_families(
             generate_latest(m.registry).decode()) for smp in f.samples}
     live = {re.sub(r"_(bucket|sum|count)$", "", n) for n in served | training}

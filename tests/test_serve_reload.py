@@ -41,7 +41,8 @@ store, sizes, pause = sys.argv[1], json.loads(sys.argv[2]), float(sys.argv[3])
 docs = corpus(3000)
 warnings.simplefilter("ignore")
 for size in sizes:
-    Tokenizer.train_from_iterator(docs, vocab_size=size, store=store, progress=False)
+    Tokenizer.train_from_iterator(docs, vocab_size=size, store=store, progress=False,
+                                  special_tokens=["<|endoftext|>"])
     print(size, time.time(), flush=True)
     time.sleep(pause)
 """

@@ -68,6 +68,9 @@ EXPORTED = (
 
 for _result in ("success", "unchanged", "failure"):
     RELOADS.labels(_result)
+for _route in ("tokenize", "count"):
+    INPUT_BYTES.labels(_route)
+    OUTPUT_TOKENS.labels(_route)
 for _outcome in ("current", "earlier", "unavailable"):
     PINNED.labels(_outcome)
 

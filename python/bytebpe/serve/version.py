@@ -6,10 +6,12 @@ tokens and every non-special token's bytes in id order. Two tokenizers with the 
 version encode every input to the same ids (encoding merges by rank of the merged bytes,
 so the bytes in id order, the pattern and the special tokens decide it all).
 
-The hash is taken over a prefix: the pattern and special tokens first, then the tokens
-by id. So the versions of a growing run store are prefixes of one another, and
-`prefix_version(tok, n)` names the tokenizer of its first `n` merges, which a store gives
-back as `Tokenizer.load(store, vocab_size=vocab_size_for(tok, n))`.
+The hash is taken over a prefix: the pattern and the special tokens' texts first, then
+the tokens by id, and last the special tokens' ids (which come right after the merged
+tokens, so they move as a store grows). So the versions of a growing run store are
+prefixes of one another, and `prefix_version(tok, n)` names the tokenizer of its first
+`n` merges, which a store gives back as
+`Tokenizer.load(store, vocab_size=vocab_size_for(tok, n))`.
 """
 
 from __future__ import annotations
@@ -51,12 +53,25 @@ def _ordered_tokens(tok: Tokenizer) -> list[bytes]:
     return [token for token, _ in sorted(ranks.items(), key=lambda item: item[1])]
 
 
+def _specials(tok: Tokenizer) -> list[tuple[str, int]]:
+    return sorted(tok.special_tokens.items(), key=lambda item: item[1])
+
+
 def _header(tok: Tokenizer) -> bytes:
-    specials = sorted(tok.special_tokens.items(), key=lambda item: item[1])
     lines = [b"bytebpe-vocab-v1", tok.pattern.encode("utf-8", "surrogatepass")]
-    lines += [f"{token_id}:".encode() + text.encode("utf-8", "surrogatepass")
-              for text, token_id in specials]
-    return b"\n".join(f"{len(line)}:".encode() + line for line in lines) + b"\n"
+    lines += [text.encode("utf-8", "surrogatepass") for text, _ in _specials(tok)]
+    return b"".join(f"{len(line)}:".encode() + line for line in lines) + b"\n"
+
+
+def _prefix_special_ids(tok: Tokenizer, n_tokens: int, merges: int) -> list[int]:
+    """The special tokens' ids in the tokenizer of the first `merges` merged tokens. A run
+    store (like every trained tokenizer) puts them right after the merged tokens, so they
+    move as the store grows; special tokens kept among the merged ids (a warm start from
+    a base with special tokens) keep their ids."""
+    ids = [token_id for _, token_id in _specials(tok)]
+    if ids == list(range(n_tokens, n_tokens + len(ids))):
+        return list(range(BYTE_TOKENS + merges, BYTE_TOKENS + merges + len(ids)))
+    return ids
 
 
 def prefix_version(tok: Tokenizer, merges: int | None = None) -> Version:
@@ -70,6 +85,8 @@ def prefix_version(tok: Tokenizer, merges: int | None = None) -> Version:
     for token in tokens[: BYTE_TOKENS + merges]:
         digest.update(len(token).to_bytes(4, "little"))
         digest.update(token)
+    special_ids = _prefix_special_ids(tok, len(tokens), merges)
+    digest.update(b"specials:" + ",".join(map(str, special_ids)).encode())
     return Version(merges, digest.hexdigest())
 
 
