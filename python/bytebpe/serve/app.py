@@ -17,6 +17,7 @@ ones in a bounded thread pool (the Rust core releases the GIL).
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import os
 import random
@@ -121,23 +122,33 @@ class Service:
     async def body(self, request: Request, deadline: float) -> Any:
         """The JSON body, read within the limits and the deadline."""
         declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.config.max_body_bytes:
+        limit = self.config.max_body_bytes
+        if declared is not None and declared.isdigit() and int(declared) > limit:
             raise ApiError(413, "too_large", f"the body ({declared} bytes) is over the limit of "
-                           f"{self.config.max_body_bytes} bytes", None)
+                           f"{limit} bytes", None)
         chunks: list[bytes] = []
         size = 0
-        try:
-            with anyio.fail_after(max(deadline - time.monotonic(), 0.0)):
-                async for chunk in request.stream():
+        receive = request.receive
+        with Deadline(deadline) as guard:
+            try:
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        raise ClientDisconnect()
+                    chunk = message.get("body", b"")
                     size += len(chunk)
-                    if size > self.config.max_body_bytes:
+                    if size > limit:
                         raise ApiError(413, "too_large", "the body is over the limit of "
-                                       f"{self.config.max_body_bytes} bytes", None)
+                                       f"{limit} bytes", None)
                     chunks.append(chunk)
-        except TimeoutError:
-            raise ApiError(408, "timeout", f"the body was not received within "
-                           f"{self.config.timeout} s", None) from None
-        data = b"".join(chunks)
+                    if not message.get("more_body", False):
+                        break
+            except asyncio.CancelledError:
+                if not guard.expired:
+                    raise
+                raise ApiError(408, "timeout", f"the body was not received within "
+                               f"{self.config.timeout} s", None) from None
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         if not data:
             return None
         try:
@@ -179,6 +190,33 @@ class Service:
         if n_bytes <= self.config.inline_bytes:
             return fn(*args)
         return await self.offload(fn, *args, deadline=deadline)
+
+
+class Deadline:
+    """Cancels the current task at `deadline` (time.monotonic()), cheaply: one timer
+    handle, no task or cancel scope. `expired` tells a timeout from another cancel."""
+
+    __slots__ = ("deadline", "expired", "handle", "task")
+
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+        self.expired = False
+
+    def __enter__(self) -> Deadline:
+        self.task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        self.handle = loop.call_later(max(self.deadline - time.monotonic(), 0.0), self._expire)
+        return self
+
+    def _expire(self) -> None:
+        self.expired = True
+        if self.task is not None:
+            self.task.cancel()
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.cancel()
+        if self.expired and self.task is not None and hasattr(self.task, "uncancel"):
+            self.task.uncancel()
 
 
 # ==================================================================== encoding work
@@ -289,6 +327,9 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
 
     def endpoint(route: str, handler: Callable[[Request, float], Awaitable[Response]]
                  ) -> Callable[[Request], Awaitable[Response]]:
+        counters: dict[tuple[str, int], Any] = {}
+        latency = metrics.LATENCY.labels(route)
+
         async def call(request: Request) -> Response:
             start = time.perf_counter()
             deadline = time.monotonic() + config.timeout
@@ -306,8 +347,12 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
             finally:
                 metrics.IN_FLIGHT.dec()
             seconds = time.perf_counter() - start
-            metrics.REQUESTS.labels(route, request.method, str(response.status_code)).inc()
-            metrics.LATENCY.labels(route).observe(seconds)
+            key = (request.method, response.status_code)
+            counter = counters.get(key)
+            if counter is None:
+                counter = counters[key] = metrics.REQUESTS.labels(route, key[0], str(key[1]))
+            counter.inc()
+            latency.observe(seconds)
             if response.status_code >= 500 or (sample and random.random() < sample):
                 log.info("serve.request", route=route, status=response.status_code,
                          seconds=round(seconds, 6))
@@ -325,8 +370,8 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
             e.headers.setdefault(VERSION_HEADER, served.name)
             raise
         n_tokens = sum(map(len, ids))
-        metrics.INPUT_BYTES.labels(route).inc(req.n_bytes)
-        metrics.OUTPUT_TOKENS.labels(route).inc(n_tokens)
+        metrics.INPUT_BYTES_BY_ROUTE[route].inc(req.n_bytes)
+        metrics.OUTPUT_TOKENS_BY_ROUTE[route].inc(n_tokens)
         body: dict[str, Any]
         if count:
             body = ({"count": n_tokens} if req.single

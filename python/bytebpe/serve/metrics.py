@@ -68,9 +68,8 @@ EXPORTED = (
 
 for _result in ("success", "unchanged", "failure"):
     RELOADS.labels(_result)
-for _route in ("tokenize", "count"):
-    INPUT_BYTES.labels(_route)
-    OUTPUT_TOKENS.labels(_route)
+INPUT_BYTES_BY_ROUTE = {route: INPUT_BYTES.labels(route) for route in ("tokenize", "count")}
+OUTPUT_TOKENS_BY_ROUTE = {route: OUTPUT_TOKENS.labels(route) for route in ("tokenize", "count")}
 for _outcome in ("current", "earlier", "unavailable"):
     PINNED.labels(_outcome)
 
