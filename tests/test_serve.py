@@ -472,3 +472,17 @@ def test_the_dashboard_queries_only_exported_metrics(tok_path: str) -> None:
         n.removesuffix("_total") + "_total" for n in TRAINING_METRICS}
     for panel_group in ("bytebpe_training_", "bytebpe_http_"):
         assert any(u.startswith(panel_group) for u in used)
+
+
+def test_the_command_line_refuses_a_bad_path_clearly(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "something else"}')
+    for path, words in [(str(tmp_path / "missing.json"), "missing.json"),
+                        (str(bad), "bad.json")]:
+        r = subprocess.run([sys.executable, "-m", "bytebpe.cli", "serve", path, "--port", "1"],
+                           capture_output=True, timeout=60)
+        assert r.returncode == 1
+        assert b"bytebpe serve: error:" in r.stderr and words.encode() in r.stderr
