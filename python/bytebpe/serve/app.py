@@ -55,11 +55,33 @@ JSON = "application/json"
 log = get_logger("bytebpe.serve")
 
 
-def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    return Response(orjson.dumps(body), status_code=status, headers=headers, media_type=JSON)
+class Reply:
+    """A response sent straight to the ASGI `send` (lighter than Starlette's Response)."""
+
+    __slots__ = ("body", "headers", "media_type", "status_code")
+
+    def __init__(self, body: bytes, status: int = 200, headers: dict[str, str] | None = None,
+                 media_type: str = JSON) -> None:
+        self.body = body
+        self.status_code = status
+        self.headers = headers
+        self.media_type = media_type
+
+    async def send(self, send: Any) -> None:
+        raw = [(b"content-type", self.media_type.encode("latin-1")),
+               (b"content-length", str(len(self.body)).encode("latin-1"))]
+        if self.headers:
+            raw += [(k.lower().encode("latin-1"), v.encode("latin-1"))
+                    for k, v in self.headers.items()]
+        await send({"type": "http.response.start", "status": self.status_code, "headers": raw})
+        await send({"type": "http.response.body", "body": self.body})
 
 
-def error_response(error: ApiError, served: Served | None = None) -> Response:
+def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
+    return Reply(orjson.dumps(body), status, headers)
+
+
+def error_response(error: ApiError, served: Served | None = None) -> Reply:
     headers = dict(error.headers)
     if served is not None:
         headers[VERSION_HEADER] = served.name
@@ -78,6 +100,7 @@ class Service:
             on_reload=self._on_reload,
         )
         self.limiter: anyio.CapacityLimiter | None = None
+        self.watchdog = Watchdog()
         self.own_trigger: tuple[int, int] | None = None
         self._publish(self.holder.current)
 
@@ -92,6 +115,7 @@ class Service:
                  admin=self.config.admin_token is not None)
 
     def shutdown(self) -> None:
+        self.watchdog.stop()
         self.holder.stop()
         metrics.worker_exit()
         log.info("serve.stop", pid=os.getpid())
@@ -129,7 +153,8 @@ class Service:
         chunks: list[bytes] = []
         size = 0
         receive = request.receive
-        with Deadline(deadline) as guard:
+        task = self.watchdog.watch(deadline)
+        try:
             try:
                 while True:
                     message = await receive()
@@ -143,11 +168,13 @@ class Service:
                     chunks.append(chunk)
                     if not message.get("more_body", False):
                         break
-            except asyncio.CancelledError:
-                if not guard.expired:
-                    raise
-                raise ApiError(408, "timeout", f"the body was not received within "
-                               f"{self.config.timeout} s", None) from None
+            finally:
+                expired = self.watchdog.unwatch(task)
+        except asyncio.CancelledError:
+            if not expired:
+                raise
+            raise ApiError(408, "timeout", f"the body was not received within "
+                           f"{self.config.timeout} s", None) from None
         data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         if not data:
             return None
@@ -192,31 +219,57 @@ class Service:
         return await self.offload(fn, *args, deadline=deadline)
 
 
-class Deadline:
-    """Cancels the current task at `deadline` (time.monotonic()), cheaply: one timer
-    handle, no task or cancel scope. `expired` tells a timeout from another cancel."""
+class Watchdog:
+    """Cancels requests past their deadline. One task per event loop wakes every
+    `tick` seconds; a request costs a dict insert and delete (a timer handle or a cancel
+    scope per request cost more than encoding a 1 KB text)."""
 
-    __slots__ = ("deadline", "expired", "handle", "task")
+    def __init__(self, tick: float = 0.05) -> None:
+        self.tick = tick
+        self.deadlines: dict[asyncio.Task[Any], float] = {}
+        self.expired: set[asyncio.Task[Any]] = set()
+        self._runner: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
-    def __init__(self, deadline: float) -> None:
-        self.deadline = deadline
-        self.expired = False
+    def watch(self, deadline: float) -> asyncio.Task[Any] | None:
+        task = asyncio.current_task()
+        if task is None:
+            return None
+        loop = task.get_loop()
+        if self._loop is not loop or self._runner is None or self._runner.done():
+            self._loop = loop
+            self.deadlines.clear()
+            self.expired.clear()
+            self._runner = loop.create_task(self._run())
+        self.deadlines[task] = deadline
+        return task
 
-    def __enter__(self) -> Deadline:
-        self.task = asyncio.current_task()
-        loop = asyncio.get_running_loop()
-        self.handle = loop.call_later(max(self.deadline - time.monotonic(), 0.0), self._expire)
-        return self
+    def unwatch(self, task: asyncio.Task[Any] | None) -> bool:
+        """Stops watching; True if the task was cancelled for its deadline."""
+        if task is None:
+            return False
+        self.deadlines.pop(task, None)
+        if task in self.expired:
+            self.expired.discard(task)
+            if hasattr(task, "uncancel"):
+                task.uncancel()
+            return True
+        return False
 
-    def _expire(self) -> None:
-        self.expired = True
-        if self.task is not None:
-            self.task.cancel()
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.tick)
+            now = time.monotonic()
+            late = [task for task, deadline in self.deadlines.items() if deadline <= now]
+            for task in late:
+                del self.deadlines[task]
+                self.expired.add(task)
+                task.cancel()
 
-    def __exit__(self, *exc: object) -> None:
-        self.handle.cancel()
-        if self.expired and self.task is not None and hasattr(self.task, "uncancel"):
-            self.task.uncancel()
+    def stop(self) -> None:
+        if self._runner is not None:
+            self._runner.cancel()
+            self._runner = None
 
 
 # ==================================================================== encoding work
@@ -241,21 +294,31 @@ def encode_texts(served: Served, req: EncodeRequest) -> list[list[int]]:
     """The ids of every text, exactly as `Tokenizer.encode` gives them."""
     tok = served.tokenizer
     texts = req.texts
-    if served.special_ids or req.allowed_special != frozenset() or req.disallowed_special != "all":
+    if served.special_ids and req.allowed_special == frozenset() and req.disallowed_special == "all":
+        # The default: any special token's text is an error; no set building per request.
+        specials = served.special_texts
+        for i, text in enumerate(texts):
+            for token in specials:
+                if token in text:
+                    _special_in_text(req, i, token)
+    elif served.special_ids or req.allowed_special != frozenset() or req.disallowed_special != "all":
         allowed, disallowed = _special_sets(served, req)
         for i, text in enumerate(texts):
             for token in disallowed:
                 if token in text:
-                    field = "text" if req.single else f"texts[{i}]"
-                    raise invalid(field, f"contains the special token {token!r}; pass "
-                                         f"\"allowed_special\": [{token!r}] (or \"all\") to encode "
-                                         "it as that token, or \"disallowed_special\": [] to encode "
-                                         "it as ordinary text")
+                    _special_in_text(req, i, token)
         if allowed:
             return [tok.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
     if len(texts) == 1:
         return [tok.encode_ordinary(texts[0])]
     return tok.encode_batch(texts) if texts else []
+
+
+def _special_in_text(req: EncodeRequest, i: int, token: str) -> None:
+    field = "text" if req.single else f"texts[{i}]"
+    raise invalid(field, f"contains the special token {token!r}; pass \"allowed_special\": "
+                         f"[{token!r}] (or \"all\") to encode it as that token, or "
+                         "\"disallowed_special\": [] to encode it as ordinary text")
 
 
 def pieces_and_offsets(served: Served, ids: list[int]) -> tuple[list[Any], list[list[int]]]:
@@ -325,42 +388,44 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
     service = Service(config)
     sample = config.access_log_sample
 
-    def endpoint(route: str, handler: Callable[[Request, float], Awaitable[Response]]
-                 ) -> Callable[[Request], Awaitable[Response]]:
+    def endpoint(route: str, handler: Callable[[Request, float], Awaitable[Reply]]) -> Any:
+        """The route as a plain ASGI app: metrics, one deadline, every error as JSON."""
         counters: dict[tuple[str, int], Any] = {}
         latency = metrics.LATENCY.labels(route)
 
-        async def call(request: Request) -> Response:
+        async def asgi(scope: Any, receive: Any, send: Any) -> None:
             start = time.perf_counter()
             deadline = time.monotonic() + config.timeout
+            request = Request(scope, receive)
             metrics.IN_FLIGHT.inc()
             try:
-                response = await handler(request, deadline)
+                reply = await handler(request, deadline)
             except ApiError as e:
-                response = error_response(e)
+                reply = error_response(e)
             except ClientDisconnect:
-                response = Response(status_code=499)
+                reply = Reply(b"", 499)
             except Exception as e:  # noqa: BLE001 - a bug: logged, answered as JSON
                 log.exception("serve.error", route=route, error=f"{type(e).__name__}: {e}")
-                response = json_response({"error": {"code": "internal", "message":
-                                          "internal error (logged)", "field": None}}, 500)
+                reply = json_response({"error": {"code": "internal", "message":
+                                       "internal error (logged)", "field": None}}, 500)
             finally:
                 metrics.IN_FLIGHT.dec()
+            if reply.status_code != 499:
+                await reply.send(send)
             seconds = time.perf_counter() - start
-            key = (request.method, response.status_code)
+            key = (scope["method"], reply.status_code)
             counter = counters.get(key)
             if counter is None:
                 counter = counters[key] = metrics.REQUESTS.labels(route, key[0], str(key[1]))
             counter.inc()
             latency.observe(seconds)
-            if response.status_code >= 500 or (sample and random.random() < sample):
-                log.info("serve.request", route=route, status=response.status_code,
+            if reply.status_code >= 500 or (sample and random.random() < sample):
+                log.info("serve.request", route=route, status=reply.status_code,
                          seconds=round(seconds, 6))
-            return response
 
-        return call
+        return _AsgiEndpoint(asgi)
 
-    async def tokenize(request: Request, deadline: float, *, count: bool = False) -> Response:
+    async def tokenize(request: Request, deadline: float, *, count: bool = False) -> Reply:
         route = "count" if count else "tokenize"
         req = parse_encode(await service.body(request, deadline), config, count=count)
         served = await service.served_for(req.version, deadline)
@@ -388,10 +453,10 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
         body["vocab_size"] = served.vocab_size
         return json_response(body, headers={VERSION_HEADER: served.name})
 
-    async def count(request: Request, deadline: float) -> Response:
+    async def count(request: Request, deadline: float) -> Reply:
         return await tokenize(request, deadline, count=True)
 
-    async def detokenize(request: Request, deadline: float) -> Response:
+    async def detokenize(request: Request, deadline: float) -> Reply:
         req = parse_decode(await service.body(request, deadline), config)
         served = await service.served_for(req.version, deadline)
         check_ids(served, req)
@@ -403,7 +468,7 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
         body["vocab_size"] = served.vocab_size
         return json_response(body, headers={VERSION_HEADER: served.name})
 
-    async def vocab(request: Request, deadline: float) -> Response:
+    async def vocab(request: Request, deadline: float) -> Reply:
         served = service.holder.current
         tok = served.tokenizer
         body = {
@@ -419,7 +484,7 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
         }
         return json_response(body, headers={VERSION_HEADER: served.name})
 
-    async def reload(request: Request, deadline: float) -> Response:
+    async def reload(request: Request, deadline: float) -> Reply:
         if config.admin_token is None:
             raise ApiError(404, "admin_disabled", "admin endpoints are off; start the service "
                            "with an admin token (--admin-token-file) to use them", None)
@@ -439,22 +504,22 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
         status = 409 if result.result == "failure" else 200
         return json_response(body, status, headers={VERSION_HEADER: result.version})
 
-    async def healthz(request: Request, deadline: float) -> Response:
+    async def healthz(request: Request, deadline: float) -> Reply:
         return json_response({"status": "ok"})
 
-    async def readyz(request: Request, deadline: float) -> Response:
+    async def readyz(request: Request, deadline: float) -> Reply:
         served = service.holder.current
         return json_response({"status": "ready", "version": served.name},
                              headers={VERSION_HEADER: served.name})
 
-    async def metrics_endpoint(request: Request, deadline: float) -> Response:
+    async def metrics_endpoint(request: Request, deadline: float) -> Reply:
         data, content_type = await anyio.to_thread.run_sync(metrics.exposition)
-        return Response(data, media_type=content_type)
+        return Reply(data, media_type=content_type)
 
     openapi_body = orjson.dumps(openapi_document())
 
-    async def openapi(request: Request, deadline: float) -> Response:
-        return Response(openapi_body, media_type=JSON)
+    async def openapi(request: Request, deadline: float) -> Reply:
+        return Reply(openapi_body)
 
     routes = [
         Route("/v1/tokenize", endpoint("tokenize", tokenize), methods=["POST"]),
@@ -472,8 +537,9 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
         assert isinstance(exc, HTTPException)
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         metrics.REQUESTS.labels("unmatched", request.method, str(exc.status_code)).inc()
-        return json_response({"error": {"code": code, "message": str(exc.detail),
-                                        "field": None}}, exc.status_code, exc.headers)
+        return Response(orjson.dumps({"error": {"code": code, "message": str(exc.detail),
+                                             "field": None}}), exc.status_code, exc.headers,
+                        media_type=JSON)
 
     from contextlib import asynccontextmanager
 
@@ -489,6 +555,19 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
                     exception_handlers={HTTPException: http_error})
     app.state.service = service
     return app
+
+
+class _AsgiEndpoint:
+    """Marks a coroutine function as an ASGI app for Starlette's Route (which would
+    otherwise wrap a plain function as a request -> response endpoint)."""
+
+    __slots__ = ("app",)
+
+    def __init__(self, app: Callable[[Any, Any, Any], Awaitable[None]]) -> None:
+        self.app = app
+
+    def __call__(self, scope: Any, receive: Any, send: Any) -> Awaitable[None]:
+        return self.app(scope, receive, send)
 
 
 def _touch(path: str) -> None:

@@ -56,6 +56,10 @@ class Served:
         return self.version.name
 
     @property
+    def special_texts(self) -> tuple[str, ...]:
+        return tuple(self.special_ids.values())
+
+    @property
     def vocab_size(self) -> int:
         return self.tokenizer.vocab_size
 
