@@ -264,21 +264,30 @@ class Serve:
         with socket.socket() as s:
             s.bind((HOST, 0))
             self.port = s.getsockname()[1]
-        self.cmd = [sys.executable, "-m", "bytebpe.cli", "serve", path, "--host", HOST,
-                    "--port", str(self.port), "--server", server, "--workers", str(workers),
-                    *extra]
+        if server == "bare":  # the reference: a bare ASGI app under granian
+            self.cmd = [sys.executable, "-m", "granian", "--interface", "asgi", "--host", HOST,
+                        "--port", str(self.port), "--workers", str(workers),
+                        "--working-dir", str(HERE), "serve_bare_app:app"]
+        else:
+            self.cmd = [sys.executable, "-m", "bytebpe.cli", "serve", path, "--host", HOST,
+                        "--port", str(self.port), "--server", server, "--workers",
+                        str(workers), *extra]
+        self.env_extra = {"BYTEBPE_BENCH_TOKENIZER": path}
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Serve:
         import urllib.request
 
         env = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
+        env.update(self.env_extra)
         self.proc = subprocess.Popen(self.cmd, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, env=env, start_new_session=True)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
-                with urllib.request.urlopen(f"http://{HOST}:{self.port}/readyz", timeout=1):
+                probe = urllib.request.Request(f"http://{HOST}:{self.port}/v1/tokenize",
+                                               data=b'{"text": "x"}', method="POST")
+                with urllib.request.urlopen(probe, timeout=1):
                     time.sleep(0.5)  # let every worker come up
                     return self
             except OSError:
@@ -362,7 +371,8 @@ def main() -> None:
     p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     p.add_argument("--train-bytes", type=int, default=20_000_000)
     p.add_argument("--vocab-size", type=int, default=16384)
-    p.add_argument("--servers", nargs="+", default=["granian", "uvicorn"])
+    p.add_argument("--servers", nargs="+", default=["granian", "uvicorn", "bare"],
+                   help="bare: a bare ASGI app under granian (the reference row)")
     p.add_argument("--workers", nargs="+", type=int, default=[1, 2])
     p.add_argument("--seconds", type=float, default=8.0)
     p.add_argument("--connections", type=int, default=32)
@@ -411,7 +421,8 @@ def markdown(r: dict[str, Any]) -> str:
         lines.append(f"| in-process | {name} | {row['rps']:,.0f} | | | {ms(row['p50'])} | "
                      f"{ms(row['p95'])} | {ms(row['p99'])} | {ms(row['p99.9'])} | |")
     for row in r["servers"]:
-        where = f"{row['server']}, {row['workers']} worker{'s' if row['workers'] > 1 else ''}"
+        server = "bare ASGI app (granian)" if row["server"] == "bare" else row["server"]
+        where = f"{server}, {row['workers']} worker{'s' if row['workers'] > 1 else ''}"
         for key in ("half", "target"):
             if key not in row:
                 continue

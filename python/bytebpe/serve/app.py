@@ -145,7 +145,10 @@ class Service:
     # ------------------------------------------------------------ helpers
     async def body(self, request: Request, deadline: float) -> Any:
         """The JSON body, read within the limits and the deadline."""
-        declared = request.headers.get("content-length")
+        declared = None
+        for name, value in request.scope["headers"]:
+            if name == b"content-length":
+                declared = value.decode("latin-1")
         limit = self.config.max_body_bytes
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise ApiError(413, "too_large", f"the body ({declared} bytes) is over the limit of "
@@ -376,7 +379,7 @@ def decode_lists(served: Served, req: DecodeRequest) -> list[str]:
 # ==================================================================== the app
 
 
-def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) -> Starlette:
+def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) -> ServiceApp:
     """The service as an ASGI app. `source` is a path (any file `bytebpe serve` takes) or a
     `ServeConfig`; keyword arguments are `ServeConfig` fields (`admin_token=...`,
     `max_batch=...`, ...). The vocabulary is loaded (and verified) before this returns, so
@@ -551,10 +554,35 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
         finally:
             service.shutdown()
 
-    app = Starlette(routes=routes, lifespan=lifespan,
-                    exception_handlers={HTTPException: http_error})
-    app.state.service = service
-    return app
+    starlette = Starlette(routes=routes, lifespan=lifespan,
+                          exception_handlers={HTTPException: http_error})
+    starlette.state.service = service
+    hot = {("POST", "/v1/tokenize"): routes[0].app, ("POST", "/v1/count"): routes[1].app,
+           ("POST", "/v1/detokenize"): routes[2].app}
+    return ServiceApp(starlette, hot)
+
+
+class ServiceApp:
+    """The ASGI app: the encoding routes are dispatched by one dict lookup; everything
+    else (other routes, 404/405, lifespan) goes through Starlette."""
+
+    def __init__(self, starlette: Starlette, hot: dict[tuple[str, str], Any]) -> None:
+        self.starlette = starlette
+        self.state = starlette.state
+        self.routes = starlette.routes
+        self._hot = hot
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            path = scope["path"]
+            root = scope.get("root_path")
+            if root and path.startswith(root):
+                path = path[len(root):]
+            endpoint = self._hot.get((scope["method"], path))
+            if endpoint is not None:
+                await endpoint(scope, receive, send)
+                return
+        await self.starlette(scope, receive, send)
 
 
 class _AsgiEndpoint:

@@ -49,11 +49,12 @@ class Served:
     valid_end: int
     """Every id below this is a token, except those in `gaps`."""
     gaps: frozenset[int]
+    name: str = ""
+    """The version's name (set from `version`)."""
     _bytes_table: list[Optional[bytes]] = field(default_factory=list, repr=False, compare=False)
 
-    @property
-    def name(self) -> str:
-        return self.version.name
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", self.version.name)
 
     @property
     def special_texts(self) -> tuple[str, ...]:
