@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 
 import orjson
-
 from bytebpe import Tokenizer
 
 _tok = Tokenizer.load(os.environ["BYTEBPE_BENCH_TOKENIZER"])

@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -105,10 +104,8 @@ def sample_value(samples: dict[Any, float], name: str, **labels: str) -> float:
                if n == name and all(dict(ls).get(k) == w for k, w in labels.items()))
 
 
-SYLLABLES = ("ka ro mi ne tu sa la po re vi de an in on er es th qu st pr ch sh ou ea "
-             "ül ßa é 東 京 数 据 При вет 🙂").split()
-EXTRA = ("def return import class self None True if else while for range print 12345 3.14 "
-         "foo_bar x_y").split()
+SYLLABLES = ["ka", "ro", "mi", "ne", "tu", "sa", "la", "po", "re", "vi", "de", "an", "in", "on", "er", "es", "th", "qu", "st", "pr", "ch", "sh", "ou", "ea", "ül", "ßa", "é", "東", "京", "数", "据", "При", "вет", "🙂"]
+EXTRA = ["def", "return", "import", "class", "self", "None", "True", "if", "else", "while", "for", "range", "print", "12345", "3.14", "foo_bar", "x_y"]
 
 
 def _lexicon(rng: random.Random, n: int = 3000) -> list[str]:

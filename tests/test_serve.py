@@ -319,7 +319,6 @@ def test_admin_is_off_without_a_token_and_binds_loopback(tok_path: str) -> None:
         r = c.post("/v1/admin/reload", headers={"authorization": "Bearer " + TOKEN})
         assert r.status_code == 404 and r.json()["error"]["code"] == "admin_disabled"
     # The default address is 127.0.0.1 (the test servers pass it explicitly).
-    from bytebpe.cli import main  # noqa: F401 - the parser is what sets the default
     import argparse
 
     from bytebpe.serve.cli import add_parser

@@ -407,7 +407,7 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
                 reply = error_response(e)
             except ClientDisconnect:
                 reply = Reply(b"", 499)
-            except Exception as e:  # noqa: BLE001 - a bug: logged, answered as JSON
+            except Exception as e:
                 log.exception("serve.error", route=route, error=f"{type(e).__name__}: {e}")
                 reply = json_response({"error": {"code": "internal", "message":
                                        "internal error (logged)", "field": None}}, 500)

@@ -109,9 +109,12 @@ def serve(server: str, host: str, port: int, workers: int, log_level: str = "inf
         from granian import Granian
         from granian.constants import Interfaces
 
+        # Granian's own records go to the root logger, which configure_logging set up.
+        routed = {"_granian": {"handlers": [], "propagate": True},
+                  "granian.access": {"handlers": [], "propagate": True}}
         Granian(target, address=host, port=port, workers=workers, interface=Interfaces.ASGI,
                 factory=True, log_access=False, log_level=log_level,
-                respawn_failed_workers=True).serve()
+                log_dictconfig={"loggers": routed}, respawn_failed_workers=True).serve()
     elif server == "uvicorn":
         import uvicorn
 

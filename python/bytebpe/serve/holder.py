@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from bytebpe import Tokenizer
 from bytebpe.serve import version as versions
@@ -51,7 +51,7 @@ class Served:
     gaps: frozenset[int]
     name: str = ""
     """The version's name (set from `version`)."""
-    _bytes_table: list[Optional[bytes]] = field(default_factory=list, repr=False, compare=False)
+    _bytes_table: list[bytes | None] = field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "name", self.version.name)
@@ -67,10 +67,10 @@ class Served:
     def is_valid_id(self, token: int) -> bool:
         return 0 <= token < self.valid_end and token not in self.gaps
 
-    def token_bytes_table(self) -> list[Optional[bytes]]:
+    def token_bytes_table(self) -> list[bytes | None]:
         """id -> bytes (special tokens give their text), built on first use."""
         if not self._bytes_table:
-            table: list[Optional[bytes]] = [None] * self.valid_end
+            table: list[bytes | None] = [None] * self.valid_end
             for token, token_id in self.tokenizer.mergeable_ranks().items():
                 table[token_id] = token
             for token_id, text in self.special_ids.items():
@@ -236,7 +236,7 @@ class VocabularyHolder:
         while not self._stop.wait(self.poll_interval):
             try:
                 key = self._source_key()
-            except Exception:  # noqa: BLE001 - a watch error must not end the poller
+            except Exception:
                 continue
             if key != self._seen_key:
                 self.reload("changed", key=key)
@@ -256,7 +256,7 @@ class VocabularyHolder:
             start = time.perf_counter()
             try:
                 new = load_verified(self.path, self.kind)
-            except Exception as e:  # noqa: BLE001 - any load error keeps the old one serving
+            except Exception as e:
                 result = ReloadResult("failure", old.name, old.name,
                                       time.perf_counter() - start, reason,
                                       f"{type(e).__name__}: {e}")
@@ -277,7 +277,7 @@ class VocabularyHolder:
         if self.on_reload is not None:
             try:
                 self.on_reload(result)
-            except Exception:  # noqa: BLE001 - reporting must not break reloading
+            except Exception:
                 pass
         return result
 
@@ -338,7 +338,7 @@ class VocabularyHolder:
             vocab_size = versions.vocab_size_for(current.tokenizer, merges)
             try:
                 tok = Tokenizer.load(self.path, vocab_size=vocab_size)
-            except Exception as e:  # noqa: BLE001 - a replaced or damaged store
+            except Exception as e:
                 raise VersionUnavailable(f"version {name}: reading the store failed: {e}") from None
             served = make_served(tok, "store")
             if served.name != name:
