@@ -66,6 +66,11 @@ def _admin_token(args: argparse.Namespace) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        import importlib
+
+        for module in ("starlette", "orjson", args.server):  # fail before loading anything
+            importlib.import_module(module)
+
         from bytebpe.observe import configure_logging, get_logger
         from bytebpe.serve.config import ServeConfig
         from bytebpe.serve.holder import load_verified
@@ -116,7 +121,10 @@ def serve(server: str, host: str, port: int, workers: int, log_level: str = "inf
                 factory=True, log_access=False, log_level=log_level,
                 log_dictconfig={"loggers": routed}, respawn_failed_workers=True).serve()
     elif server == "uvicorn":
-        import uvicorn
+        try:
+            import uvicorn
+        except ImportError:
+            raise ImportError("--server uvicorn needs: pip install 'uvicorn[standard]'") from None
 
         uvicorn.run(target, factory=True, host=host, port=port, workers=workers,
                     loop="uvloop", http="httptools", access_log=False, log_config=None,
