@@ -182,6 +182,8 @@ class Service:
         if not data:
             return None
         try:
+            if len(data) > 16 * self.config.inline_bytes:  # keep the event loop answering
+                return await self.offload(orjson.loads, data, deadline=deadline)
             return orjson.loads(data)
         except orjson.JSONDecodeError as e:
             raise ApiError(400, "malformed_json", f"the body is not valid JSON: {e}", None) from None
@@ -317,6 +319,20 @@ def encode_texts(served: Served, req: EncodeRequest) -> list[list[int]]:
     return tok.encode_batch(texts) if texts else []
 
 
+def encode_answer(served: Served, req: EncodeRequest) -> tuple[list[list[int]], dict[str, Any]]:
+    """The ids, and the pieces and offsets when asked for (all the per-token work, so that
+    a large request does all of it in the thread pool)."""
+    ids = encode_texts(served, req)
+    extra: dict[str, Any] = {}
+    if req.return_pieces or req.return_offsets:
+        both = [pieces_and_offsets(served, x) for x in ids]
+        if req.return_pieces:
+            extra["pieces"] = both[0][0] if req.single else [p for p, _ in both]
+        if req.return_offsets:
+            extra["offsets"] = both[0][1] if req.single else [o for _, o in both]
+    return ids, extra
+
+
 def _special_in_text(req: EncodeRequest, i: int, token: str) -> None:
     field = "text" if req.single else f"texts[{i}]"
     raise invalid(field, f"contains the special token {token!r}; pass \"allowed_special\": "
@@ -358,6 +374,7 @@ def check_ids(served: Served, req: DecodeRequest) -> None:
 
 
 def decode_lists(served: Served, req: DecodeRequest) -> list[str]:
+    check_ids(served, req)
     tok = served.tokenizer
     out: list[str] = []
     for i, tokens in enumerate(req.lists):
@@ -433,7 +450,7 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
         req = parse_encode(await service.body(request, deadline), config, count=count)
         served = await service.served_for(req.version, deadline)
         try:
-            ids = await service.run(encode_texts, req.n_bytes, deadline, served, req)
+            ids, extra = await service.run(encode_answer, req.n_bytes, deadline, served, req)
         except ApiError as e:
             e.headers.setdefault(VERSION_HEADER, served.name)
             raise
@@ -445,13 +462,7 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
             body = ({"count": n_tokens} if req.single
                     else {"counts": [len(x) for x in ids], "total": n_tokens})
         else:
-            body = {"ids": ids[0] if req.single else ids}
-            if req.return_pieces or req.return_offsets:
-                both = [pieces_and_offsets(served, x) for x in ids]
-                if req.return_pieces:
-                    body["pieces"] = both[0][0] if req.single else [p for p, _ in both]
-                if req.return_offsets:
-                    body["offsets"] = both[0][1] if req.single else [o for _, o in both]
+            body = {"ids": ids[0] if req.single else ids, **extra}
         body["version"] = served.name
         body["vocab_size"] = served.vocab_size
         return json_response(body, headers={VERSION_HEADER: served.name})
@@ -462,7 +473,6 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
     async def detokenize(request: Request, deadline: float) -> Reply:
         req = parse_decode(await service.body(request, deadline), config)
         served = await service.served_for(req.version, deadline)
-        check_ids(served, req)
         texts = await service.run(decode_lists, req.n_ids * 4, deadline, served, req)
         metrics.DECODED_TOKENS.inc(req.n_ids)
         metrics.DECODED_BYTES.inc(sum(len(t.encode("utf-8", "surrogatepass")) for t in texts))
