@@ -339,6 +339,9 @@ def open_loop(path: str, server: str, workers: int, texts: list[str], args: Any,
             if name == "1 KB text":
                 row["target"] = {"rate": args.target_rps, **generate(
                     s.port, requests, args.connections, args.target_rps, args.seconds)}
+                for rate in args.extra_rates:
+                    row[f"rate {rate:g}"] = {"rate": rate, **generate(
+                        s.port, requests, args.connections, rate, args.seconds)}
             rows.append(row)
             print(json.dumps(row), flush=True)
     return rows
@@ -391,6 +394,8 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=8.0)
     p.add_argument("--connections", type=int, default=32)
     p.add_argument("--target-rps", type=float, default=5000.0)
+    p.add_argument("--extra-rates", nargs="*", type=float, default=[],
+                   help="more open-loop rates (requests/s) for single texts")
     p.add_argument("--rounds", type=int, default=3,
                    help="interleaved saturation rounds (the median is used)")
     p.add_argument("--reload-rounds", type=int, default=10)
@@ -452,7 +457,7 @@ def markdown(r: dict[str, Any]) -> str:
     for row in r["servers"]:
         server = "bare ASGI app (granian)" if row["server"] == "bare" else row["server"]
         where = f"{server}, {row['workers']} worker{'s' if row['workers'] > 1 else ''}"
-        for key in ("half", "target"):
+        for key in ("half", "target", *sorted(k for k in row if k.startswith("rate "))):
             if key not in row:
                 continue
             m = row[key]
