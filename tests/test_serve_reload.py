@@ -139,19 +139,31 @@ def check_results(load: Load, tokenizer_for: Callable[[str, int], Tokenizer]) ->
 @pytest.mark.parametrize("workers", [1, 2])
 def test_a_growing_run_store_is_served_without_a_failed_request(tmp_path: Path,
                                                                  workers: int) -> None:
+    growing_store(tmp_path, workers, list(range(400, 1601, 150)), 0.3, Load)
+
+
+@pytest.mark.slow
+def test_soak_a_growing_store_with_many_clients(tmp_path: Path) -> None:
+    """About a minute: 8 clients, 2 workers, 40 commits (`make test-slow`)."""
+    growing_store(tmp_path, 2, list(range(400, 4401, 100)), 1.0,
+                  lambda url, pin: Load(url, threads=8, max_requests=20000, max_seconds=90,
+                                        pin=pin))
+
+
+def growing_store(tmp_path: Path, workers: int, sizes: list[int], pause: float,
+                  make_load: Callable[..., Load]) -> None:
     store = str(tmp_path / "run.sqlite")
     first = train(store, [300], 0)
     _, err = first.communicate(timeout=120)
     assert first.returncode == 0, err.decode()
-    sizes = list(range(400, 1601, 150))
     with Server(store, "--workers", str(workers)) as server:
-        load = Load(server.url, pin=True)
-        trainer = train(store, sizes, 0.3)
+        load = make_load(server.url, pin=True)
+        trainer = train(store, sizes, pause)
         outputs: list[bytes] = []
 
         def while_training() -> None:
             try:
-                outputs.extend(trainer.communicate(timeout=120))
+                outputs.extend(trainer.communicate(timeout=300))
             finally:
                 if trainer.poll() is None:
                     trainer.kill()
