@@ -221,6 +221,7 @@ def test_bad_input_is_a_4xx_naming_the_field(server: Server, route: str, body: b
     with server.client() as c:
         r = c.post(route, content=body, headers={"content-type": "application/json"})
     assert r.status_code == status, r.text
+    assert r.headers["x-bytebpe-vocab-version"]  # errors name the version serving too
     error = r.json()["error"]
     assert error["code"] == code and error["field"] == field
     assert error["message"] and (field is None or field in error["message"])

@@ -421,6 +421,8 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
             try:
                 reply = await handler(request, deadline)
             except ApiError as e:
+                # Errors also name a version: the one that served, else the current one.
+                e.headers.setdefault(VERSION_HEADER, service.holder.current.name)
                 reply = error_response(e)
             except ClientDisconnect:
                 reply = Reply(b"", 499)
