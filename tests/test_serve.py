@@ -359,6 +359,36 @@ def test_admin_reload_swaps_and_a_failed_reload_keeps_serving(
     assert b"serve.reload" in s.log and b'"failure"' in s.log
 
 
+def test_an_admin_reload_reaches_every_worker(tmp_path, tok: Tokenizer) -> None:
+    path = tmp_path / "t.json"
+    tok.save(path)
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN)
+    other = Tokenizer.train_from_iterator(corpus(300, seed=9), vocab_size=500, progress=False)
+    want = vocabulary_version(other)
+    # No polling of the file: only the admin call reloads, in both workers.
+    with Server(str(path), "--workers", "2", "--poll-interval", "0",
+                "--admin-token-file", str(token_file)) as s:
+        other.save(tmp_path / "new.json")
+        (tmp_path / "new.json").replace(path)
+        time.sleep(0.5)
+        assert httpx.get(s.url + "/v1/vocab").json()["version"] == vocabulary_version(tok).name
+        r = httpx.post(s.url + "/v1/admin/reload", headers={"authorization": "Bearer " + TOKEN})
+        assert r.status_code == 200 and r.json()["version"] == want.name
+        deadline = time.monotonic() + 10
+        merges: set[float] = set()
+        while time.monotonic() < deadline:
+            samples = scrape(s.url)
+            merges = {v for (name, _), v in samples.items() if name == "bytebpe_vocab_merges"}
+            if merges == {want.merges}:
+                break
+            time.sleep(0.1)
+        assert merges == {want.merges}, merges  # every worker serves the new vocabulary
+        for _ in range(20):  # new connections, spread over the workers
+            r = httpx.post(s.url + "/v1/tokenize", json={"text": "the data"})
+            assert r.json()["version"] == want.name
+
+
 # ==================================================================== version pinning
 
 

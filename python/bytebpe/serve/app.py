@@ -94,10 +94,13 @@ class Service:
     def __init__(self, config: ServeConfig) -> None:
         config.check()
         self.config = config
+        # Without polling of the source, a trigger file (several workers) is still
+        # watched, so that an admin reload reaches every worker.
+        poll = config.poll_interval or (0.1 if config.trigger_file else 0.0)
         self.holder = VocabularyHolder(
-            config.path, kind=config.kind, poll_interval=config.poll_interval,
+            config.path, kind=config.kind, poll_interval=poll,
             keep_versions=config.keep_versions, trigger_file=config.trigger_file,
-            on_reload=self._on_reload,
+            watch_source=config.poll_interval > 0, on_reload=self._on_reload,
         )
         self.limiter: anyio.CapacityLimiter | None = None
         self.watchdog = Watchdog()
@@ -426,7 +429,7 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
                 reply = error_response(e)
             except ClientDisconnect:
                 reply = Reply(b"", 499)
-            except Exception as e:
+            except Exception as e:  # a bug: logged, answered as JSON
                 log.exception("serve.error", route=route, error=f"{type(e).__name__}: {e}")
                 reply = json_response({"error": {"code": "internal", "message":
                                        "internal error (logged)", "field": None}}, 500)
@@ -512,8 +515,9 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
             raise ApiError(403, "forbidden", "the admin token is wrong", "authorization")
         parse_reload(await service.body(request, deadline))
         result = await service.offload(service.holder.reload, "admin", deadline=deadline)
-        if config.trigger_file:
+        if config.trigger_file:  # the other workers' pollers reload on this change
             await anyio.to_thread.run_sync(_touch, config.trigger_file)
+            service.holder.note_trigger()
         body = {"result": result.result, "version": result.version,
                 "previous": result.previous, "seconds": result.seconds, "error": result.error}
         status = 409 if result.result == "failure" else 200

@@ -184,9 +184,13 @@ class VocabularyHolder:
         poll_interval: float = 0.1,
         keep_versions: int = 8,
         trigger_file: str | None = None,
+        watch_source: bool = True,
         on_reload: Callable[[ReloadResult], None] | None = None,
     ) -> None:
+        """`poll_interval` 0 starts no poller. With `watch_source=False` the poller
+        watches only `trigger_file` (reloads on demand, in every worker)."""
         self.path = os.fspath(path)
+        self.watch_source = watch_source
         self.kind = kind
         self.poll_interval = poll_interval
         self.trigger_file = trigger_file
@@ -203,6 +207,7 @@ class VocabularyHolder:
         self._retry_delay = 0.0
         self._retry_at = 0.0
         self._seen_key = self._source_key()
+        self._seen_trigger = self._trigger_key()
         self.current: Served = load_verified(self.path, kind)
         self._remember(self.current)
 
@@ -214,9 +219,14 @@ class VocabularyHolder:
             keys.append(_store_key(self.path))
         if self.path.endswith(".tiktoken"):
             keys.append(_stat_key(self.path + ".json"))  # the sidecar: pattern, specials
-        if self.trigger_file:
-            keys.append(_stat_key(self.trigger_file))
         return tuple(keys)
+
+    def _trigger_key(self) -> Any:
+        return _stat_key(self.trigger_file) if self.trigger_file else None
+
+    def note_trigger(self) -> None:
+        """This worker changed the trigger file itself (it has reloaded already)."""
+        self._seen_trigger = self._trigger_key()
 
     def start(self) -> None:
         """Starts the poller thread (idempotent)."""
@@ -234,9 +244,16 @@ class VocabularyHolder:
 
     def _poll(self) -> None:
         while not self._stop.wait(self.poll_interval):
+            trigger = self._trigger_key()
+            if trigger != self._seen_trigger:  # another worker's admin reload
+                self._seen_trigger = trigger
+                self.reload("admin (another worker)")
+                continue
+            if not self.watch_source:
+                continue
             try:
                 key = self._source_key()
-            except Exception:
+            except Exception:  # a watch error must not end the poller
                 continue
             if key != self._seen_key:
                 self.reload("changed", key=key)
@@ -256,7 +273,7 @@ class VocabularyHolder:
             start = time.perf_counter()
             try:
                 new = load_verified(self.path, self.kind)
-            except Exception as e:
+            except Exception as e:  # any load error keeps the old one serving
                 result = ReloadResult("failure", old.name, old.name,
                                       time.perf_counter() - start, reason,
                                       f"{type(e).__name__}: {e}")
@@ -277,7 +294,7 @@ class VocabularyHolder:
         if self.on_reload is not None:
             try:
                 self.on_reload(result)
-            except Exception:
+            except Exception:  # reporting must not break reloading
                 pass
         return result
 
@@ -338,7 +355,7 @@ class VocabularyHolder:
             vocab_size = versions.vocab_size_for(current.tokenizer, merges)
             try:
                 tok = Tokenizer.load(self.path, vocab_size=vocab_size)
-            except Exception as e:
+            except Exception as e:  # a replaced or damaged store
                 raise VersionUnavailable(f"version {name}: reading the store failed: {e}") from None
             served = make_served(tok, "store")
             if served.name != name:
