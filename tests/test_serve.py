@@ -516,3 +516,24 @@ def test_the_command_line_refuses_a_bad_path_clearly(tmp_path) -> None:
                            capture_output=True, timeout=60)
         assert r.returncode == 1
         assert b"bytebpe serve: error:" in r.stderr and words.encode() in r.stderr
+
+
+def test_create_app_mounts_in_another_asgi_app(tok_path: str, tok: Tokenizer) -> None:
+    import anyio
+    from bytebpe.serve import create_app
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    outer = Starlette(routes=[Mount("/tok", app=create_app(tok_path, poll_interval=0))])
+
+    async def main() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=outer)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+            return [await c.post("/tok/v1/tokenize", json={"text": "the data"}),
+                    await c.get("/tok/v1/vocab"),
+                    await c.post("/tok/v1/tokenize", content=b"{")]
+
+    tokenized, vocab, bad = anyio.run(main)
+    assert tokenized.json()["ids"] == tok.encode("the data")
+    assert vocab.json()["version"] == vocabulary_version(tok).name
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "malformed_json"
