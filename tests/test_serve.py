@@ -274,12 +274,13 @@ def test_work_past_the_timeout_is_408(tok_path: str, monkeypatch: pytest.MonkeyP
     # In process (deterministic): encoding that takes longer than the timeout.
     import anyio
     from bytebpe.serve import app as app_module
+    from bytebpe.serve import work
 
     def slow(served, req):  # type: ignore[no-untyped-def]
         time.sleep(1.0)
         return [[] for _ in req.texts]
 
-    monkeypatch.setattr(app_module, "encode_texts", slow)
+    monkeypatch.setattr(work, "encode_texts", slow)
     app = app_module.create_app(tok_path, timeout=0.2, inline_bytes=0, poll_interval=0)
 
     async def main() -> httpx.Response:

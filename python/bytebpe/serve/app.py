@@ -36,49 +36,14 @@ from starlette.routing import Route
 
 from bytebpe.observe import get_logger
 from bytebpe.serve import metrics
+from bytebpe.serve.asgi import JSON, AsgiEndpoint, Reply, ServiceApp, Watchdog, json_response
 from bytebpe.serve.config import ServeConfig
 from bytebpe.serve.holder import ReloadResult, Served, VersionUnavailable, VocabularyHolder
 from bytebpe.serve.openapi import openapi_document
-from bytebpe.serve.schema import (
-    ApiError,
-    DecodeRequest,
-    EncodeRequest,
-    invalid,
-    parse_decode,
-    parse_encode,
-    parse_reload,
-)
-
-VERSION_HEADER = "x-bytebpe-vocab-version"
-JSON = "application/json"
+from bytebpe.serve.schema import ApiError, invalid, parse_decode, parse_encode, parse_reload
+from bytebpe.serve.work import VERSION_HEADER, decode_lists, encode_answer
 
 log = get_logger("bytebpe.serve")
-
-
-class Reply:
-    """A response sent straight to the ASGI `send` (lighter than Starlette's Response)."""
-
-    __slots__ = ("body", "headers", "media_type", "status_code")
-
-    def __init__(self, body: bytes, status: int = 200, headers: dict[str, str] | None = None,
-                 media_type: str = JSON) -> None:
-        self.body = body
-        self.status_code = status
-        self.headers = headers
-        self.media_type = media_type
-
-    async def send(self, send: Any) -> None:
-        raw = [(b"content-type", self.media_type.encode("latin-1")),
-               (b"content-length", str(len(self.body)).encode("latin-1"))]
-        if self.headers:
-            raw += [(k.lower().encode("latin-1"), v.encode("latin-1"))
-                    for k, v in self.headers.items()]
-        await send({"type": "http.response.start", "status": self.status_code, "headers": raw})
-        await send({"type": "http.response.body", "body": self.body})
-
-
-def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> Reply:
-    return Reply(orjson.dumps(body), status, headers)
 
 
 def error_response(error: ApiError, served: Served | None = None) -> Reply:
@@ -227,175 +192,6 @@ class Service:
         return await self.offload(fn, *args, deadline=deadline)
 
 
-class Watchdog:
-    """Cancels requests past their deadline. One task per event loop wakes every
-    `tick` seconds; a request costs a dict insert and delete (a timer handle or a cancel
-    scope per request cost more than encoding a 1 KB text)."""
-
-    def __init__(self, tick: float = 0.05) -> None:
-        self.tick = tick
-        self.deadlines: dict[asyncio.Task[Any], float] = {}
-        self.expired: set[asyncio.Task[Any]] = set()
-        self._runner: asyncio.Task[None] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def watch(self, deadline: float) -> asyncio.Task[Any] | None:
-        task = asyncio.current_task()
-        if task is None:
-            return None
-        loop = task.get_loop()
-        if self._loop is not loop or self._runner is None or self._runner.done():
-            self._loop = loop
-            self.deadlines.clear()
-            self.expired.clear()
-            self._runner = loop.create_task(self._run())
-        self.deadlines[task] = deadline
-        return task
-
-    def unwatch(self, task: asyncio.Task[Any] | None) -> bool:
-        """Stops watching; True if the task was cancelled for its deadline."""
-        if task is None:
-            return False
-        self.deadlines.pop(task, None)
-        if task in self.expired:
-            self.expired.discard(task)
-            if hasattr(task, "uncancel"):
-                task.uncancel()
-            return True
-        return False
-
-    async def _run(self) -> None:
-        while True:
-            await asyncio.sleep(self.tick)
-            now = time.monotonic()
-            late = [task for task, deadline in self.deadlines.items() if deadline <= now]
-            for task in late:
-                del self.deadlines[task]
-                self.expired.add(task)
-                task.cancel()
-
-    def stop(self) -> None:
-        if self._runner is not None:
-            self._runner.cancel()
-            self._runner = None
-
-
-# ==================================================================== encoding work
-
-
-def _special_sets(served: Served, req: EncodeRequest) -> tuple[set[str], set[str]]:
-    specials = set(served.tokenizer.special_tokens)
-    for key in ("allowed_special", "disallowed_special"):
-        value = getattr(req, key)
-        if value != "all":
-            for name in sorted(value):
-                if name not in specials:
-                    raise invalid(key, f"{name!r} is not a special token of this vocabulary "
-                                       f"(it has {sorted(specials)})")
-    allowed = specials if req.allowed_special == "all" else set(req.allowed_special)
-    disallowed = (specials - allowed if req.disallowed_special == "all"
-                  else set(req.disallowed_special))
-    return allowed, disallowed
-
-
-def encode_texts(served: Served, req: EncodeRequest) -> list[list[int]]:
-    """The ids of every text, exactly as `Tokenizer.encode` gives them."""
-    tok = served.tokenizer
-    texts = req.texts
-    if served.special_ids and req.allowed_special == frozenset() and req.disallowed_special == "all":
-        # The default: any special token's text is an error; no set building per request.
-        specials = served.special_texts
-        for i, text in enumerate(texts):
-            for token in specials:
-                if token in text:
-                    _special_in_text(req, i, token)
-    elif served.special_ids or req.allowed_special != frozenset() or req.disallowed_special != "all":
-        allowed, disallowed = _special_sets(served, req)
-        for i, text in enumerate(texts):
-            for token in disallowed:
-                if token in text:
-                    _special_in_text(req, i, token)
-        if allowed:
-            return [tok.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
-    if len(texts) == 1:
-        return [tok.encode_ordinary(texts[0])]
-    return tok.encode_batch(texts) if texts else []
-
-
-def encode_answer(served: Served, req: EncodeRequest) -> tuple[list[list[int]], dict[str, Any]]:
-    """The ids, and the pieces and offsets when asked for (all the per-token work, so that
-    a large request does all of it in the thread pool)."""
-    ids = encode_texts(served, req)
-    extra: dict[str, Any] = {}
-    if req.return_pieces or req.return_offsets:
-        both = [pieces_and_offsets(served, x) for x in ids]
-        if req.return_pieces:
-            extra["pieces"] = both[0][0] if req.single else [p for p, _ in both]
-        if req.return_offsets:
-            extra["offsets"] = both[0][1] if req.single else [o for _, o in both]
-    return ids, extra
-
-
-def _special_in_text(req: EncodeRequest, i: int, token: str) -> None:
-    field = "text" if req.single else f"texts[{i}]"
-    raise invalid(field, f"contains the special token {token!r}; pass \"allowed_special\": "
-                         f"[{token!r}] (or \"all\") to encode it as that token, or "
-                         "\"disallowed_special\": [] to encode it as ordinary text")
-
-
-def pieces_and_offsets(served: Served, ids: list[int]) -> tuple[list[Any], list[list[int]]]:
-    """Each token's text (or {"hex": ...} where its bytes are not valid UTF-8) and its
-    [start, end) byte offsets in the text's UTF-8."""
-    table = served.token_bytes_table()
-    pieces: list[Any] = []
-    offsets: list[list[int]] = []
-    at = 0
-    for token in ids:
-        data = table[token] or b""
-        try:
-            pieces.append(data.decode("utf-8"))
-        except UnicodeDecodeError:
-            pieces.append({"hex": data.hex()})
-        offsets.append([at, at + len(data)])
-        at += len(data)
-    return pieces, offsets
-
-
-def check_ids(served: Served, req: DecodeRequest) -> None:
-    for i, tokens in enumerate(req.lists):
-        for j, token in enumerate(tokens):
-            if type(token) is not int or not served.is_valid_id(token):
-                field = f"ids[{j}]" if req.single else f"ids[{i}][{j}]"
-                if type(token) is not int:
-                    raise invalid(field, f"must be an integer token id, not {token!r}")
-                raise ApiError(
-                    400, "unknown_id",
-                    f"{field}: {token} is not a token id of this vocabulary (ids are "
-                    f"0..{served.valid_end - 1}" + (f" except {len(served.gaps)} unused ids"
-                                                    if served.gaps else "") + ")",
-                    field, {VERSION_HEADER: served.name})
-
-
-def decode_lists(served: Served, req: DecodeRequest) -> list[str]:
-    check_ids(served, req)
-    tok = served.tokenizer
-    out: list[str] = []
-    for i, tokens in enumerate(req.lists):
-        data = tok.decode_bytes(tokens)
-        try:
-            out.append(data.decode("utf-8"))
-        except UnicodeDecodeError as e:
-            if req.errors == "strict":
-                field = "ids" if req.single else f"ids[{i}]"
-                raise ApiError(
-                    400, "invalid_utf8",
-                    f"{field}: the tokens decode to bytes that are not valid UTF-8 (at byte "
-                    f"{e.start}); pass \"errors\": \"replace\" or \"ignore\"", field,
-                    {VERSION_HEADER: served.name}) from None
-            out.append(tok.decode(tokens, errors=req.errors))  # type: ignore[arg-type]
-    return out
-
-
 # ==================================================================== the app
 
 
@@ -448,7 +244,7 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
                 log.info("serve.request", route=route, status=reply.status_code,
                          seconds=round(seconds, 6))
 
-        return _AsgiEndpoint(asgi)
+        return AsgiEndpoint(asgi)
 
     async def tokenize(request: Request, deadline: float, *, count: bool = False) -> Reply:
         route = "count" if count else "tokenize"
@@ -578,42 +374,6 @@ def create_app(source: str | os.PathLike[str] | ServeConfig, **settings: Any) ->
     return ServiceApp(starlette, hot)
 
 
-class ServiceApp:
-    """The ASGI app: the encoding routes are dispatched by one dict lookup; everything
-    else (other routes, 404/405, lifespan) goes through Starlette."""
-
-    def __init__(self, starlette: Starlette, hot: dict[tuple[str, str], Any]) -> None:
-        self.starlette = starlette
-        self.state = starlette.state
-        self.routes = starlette.routes
-        self._hot = hot
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            path = scope["path"]
-            root = scope.get("root_path")
-            if root and path.startswith(root):
-                path = path[len(root):]
-            endpoint = self._hot.get((scope["method"], path))
-            if endpoint is not None:
-                await endpoint(scope, receive, send)
-                return
-        await self.starlette(scope, receive, send)
-
-
-class _AsgiEndpoint:
-    """Marks a coroutine function as an ASGI app for Starlette's Route (which would
-    otherwise wrap a plain function as a request -> response endpoint)."""
-
-    __slots__ = ("app",)
-
-    def __init__(self, app: Callable[[Any, Any, Any], Awaitable[None]]) -> None:
-        self.app = app
-
-    def __call__(self, scope: Any, receive: Any, send: Any) -> Awaitable[None]:
-        return self.app(scope, receive, send)
-
-
 def _touch(path: str) -> None:
     """Changes `path` (every worker's poller watches it) by replacing it atomically."""
     tmp = f"{path}.{os.getpid()}.tmp"
@@ -622,7 +382,7 @@ def _touch(path: str) -> None:
     os.replace(tmp, path)
 
 
-def app_from_env() -> Starlette:
+def app_from_env() -> ServiceApp:
     """The factory `bytebpe serve` gives the server (settings from the environment)."""
     from bytebpe.observe import configure_logging
 
