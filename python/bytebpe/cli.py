@@ -20,6 +20,7 @@ from bytebpe.ledger import format_report
 from bytebpe.options import TrainingOptions, parse_memory_limit
 from bytebpe.report import cli as report_cli
 from bytebpe.sample import sample_documents
+from bytebpe.serve import cli as serve_cli
 from bytebpe.sources import read_files
 from bytebpe.tokenizer import Tokenizer
 
@@ -38,6 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     _add_encode(commands)
     _add_inspect(commands)
     report_cli.add_parser(commands)
+    serve_cli.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         status: int = args.run(args)
