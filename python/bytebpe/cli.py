@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
 
-from bytebpe import __version__, arrays, store
+from bytebpe import __version__, arrays, observe, store
 from bytebpe.interop.tiktoken import sidecar_path
 from bytebpe.ledger import format_report
 from bytebpe.options import TrainingOptions, parse_memory_limit
@@ -82,6 +83,14 @@ def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="peak memory of the whole run, e.g. 2GB or 1.5GiB (rare words are "
                         "dropped past it and counted in the loss ledger)")
     p.add_argument("--show", type=int, default=20, help="how many learned tokens to show")
+    p.add_argument("--metrics-port", type=int, default=None,
+                   help="serve Prometheus metrics of the run on 127.0.0.1 at this port while "
+                        "it trains (0: a free one); needs bytebpe[observe]")
+    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+                   default="warning",
+                   help="training events on standard error (start, checkpoints, phases, "
+                        "end with the ledger): JSON lines off a terminal with "
+                        "bytebpe[observe], else plain lines (default: warning)")
     p.set_defaults(run=_train)
 
 
@@ -98,6 +107,7 @@ def _add_input_options(p: argparse.ArgumentParser) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
+    _configure_logging(args.log_level)
     if args.sample == bool(args.inputs):
         raise ValueError("give input files (or - for standard input), or --sample, not both")
     if (args.separator is not None) != (args.documents == "separator"):
@@ -145,6 +155,7 @@ def _training_options(args: argparse.Namespace) -> TrainingOptions:
         seed_merges=args.seed_merges,
         memory_limit=args.memory_limit,
         progress=not args.no_progress,
+        metrics_port=args.metrics_port,
     )
 
 
@@ -166,6 +177,14 @@ def _report(
     _report_compression(tok, heldout)
     _show_learned(tok, args.show, heldout)
     print(f"wrote {args.output}")
+
+
+def _configure_logging(level: str) -> None:
+    """Structured logs (structlog) when the observe extra is installed, else plain lines."""
+    try:
+        observe.configure_logging(level=level)
+    except ImportError:
+        logging.basicConfig(level=level.upper(), format="%(asctime)s %(name)s %(message)s")
 
 
 def load_base(path: str, pattern: str | None) -> Tokenizer:

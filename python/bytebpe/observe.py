@@ -84,6 +84,8 @@ def configure_logging(*, json: bool | None = None, level: str | int = "info",
         level = logging.getLevelName(level.upper())
     shared = [
         structlog.contextvars.merge_contextvars,
+        # Fields a standard-library record carries in `extra` (training's events do).
+        structlog.stdlib.ExtraAdder(),
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.processors.TimeStamper(fmt="iso", utc=True),

@@ -23,6 +23,7 @@ from bytebpe._bytebpe import CoreTokenizer, CorruptTokenizerError, WordCounter, 
 from bytebpe.errors import StoreError, TrainingWarning
 from bytebpe.options import Options
 from bytebpe.progress import ProgressBar
+from bytebpe.run_events import RunEvents
 from bytebpe.sources import CALL_BYTES, Source
 
 Trained = tuple[CoreTokenizer, dict[str, Any]]
@@ -43,35 +44,36 @@ def train(
     counted, checked by fingerprint), then merges. Returns the native tokenizer and its
     training ledger."""
     counter = _new_counter(opts, surrogatepass)
-    with _open_run(opts) as run:
+    with _observed(opts) as events, _open_run(opts) as run:
         stored = run.stored if run else None
         rejected = _Rejected(stored.ledger.get("rejected_items", {}) if stored else {})
         if stored is not None and stored.counting_finished:
-            _restore(counter, stored)  # the input is not read again
+            _restore(counter, stored, events)  # the input is not read again
         else:
             skip = 0
             if stored is not None and stored.documents and not restart_counting:
-                _restore(counter, stored)
+                _restore(counter, stored, events)
                 skip = stored.documents
             else:
                 rejected = _Rejected({})
-            _count(counter, sources, skip, opts, run, rejected)
-        return _merge_and_finish(counter, opts, run, rejected.total())
+            _count(counter, sources, skip, opts, run, rejected, events)
+        return _merge_and_finish(counter, opts, run, rejected.total(), events)
 
 
 def train_counts(counts: Mapping[Any, Any], opts: Options) -> Trained:
     """Trains on pre-counted words (word -> count), optionally in a run store."""
     chunks = word_count_chunks(counts)
     counter = _new_counter(opts, False)
-    with _open_run(opts) as run:
+    with _observed(opts) as events, _open_run(opts) as run:
         if run and run.stored.counting_finished:
-            _restore(counter, run.stored)
+            _restore(counter, run.stored, events)
         else:
+            events.phase("counting")
             for chunk in chunks:
                 counter.add_counts(chunk)
             if run:
                 run.checkpoint_counting(counter, finished=True)
-        return _merge_and_finish(counter, opts, run, {})
+        return _merge_and_finish(counter, opts, run, {}, events)
 
 
 # ==================== Opening and restoring
@@ -109,10 +111,28 @@ def _open_run(opts: Options) -> Iterator[store.OpenRun | None]:
         run.close()
 
 
-def _restore(counter: WordCounter, stored: store.StoredRun) -> None:
+@contextlib.contextmanager
+def _observed(opts: Options) -> Iterator[RunEvents]:
+    """The run's logs and metrics, with a failure logged as such."""
+    events = RunEvents(
+        vocab_size=opts.vocab_size, metrics_port=opts.metrics_port,
+        store=opts.store.path if opts.store else None,
+    )
+    try:
+        yield events
+    except BaseException as e:
+        events.failed(e)
+        raise
+    finally:
+        events.close()
+
+
+def _restore(counter: WordCounter, stored: store.StoredRun, events: RunEvents) -> None:
     if stored.snapshot is None or "counting" not in stored.ledger or stored.fingerprint is None:
         raise CorruptTokenizerError("the run store has counting progress but no snapshot")
     counter.restore(stored.snapshot, stored.ledger["counting"], stored.fingerprint)
+    events.resumed(documents=counter.documents, bytes=counter.bytes,
+                   counting_finished=stored.counting_finished)
 
 
 class _Rejected:
@@ -140,6 +160,7 @@ def _count(
     opts: Options,
     run: store.OpenRun | None,
     rejected: _Rejected,
+    events: RunEvents,
 ) -> None:
     """Reads past `skip` documents, then counts: progress per call into Rust, a store
     checkpoint when due (and before an error or Ctrl-C propagates, so a second call
@@ -152,6 +173,9 @@ def _count(
         if run and not counter.in_document:
             run.set_ledger("rejected_items", rejected.total())
             run.checkpoint_counting(counter, finished=finished)
+            events.checkpoint(documents=counter.documents, bytes=counter.bytes, finished=finished)
+
+    events.phase("counting")
 
     with ProgressBar(opts.progress, desc="counting", unit="doc",
                      initial=counter.documents) as bar:
@@ -171,9 +195,11 @@ def _count(
             done = False
             try:
                 while not done:
-                    before = counter.documents
+                    before, before_bytes = counter.documents, counter.bytes
                     done = source.count(counter, CALL_BYTES)
                     bar.update(counter.documents - before)
+                    events.counted(documents=counter.documents - before,
+                                   bytes=counter.bytes - before_bytes)
                     now = time.perf_counter()
                     mb = counter.bytes / 1e6
                     bar.set_postfix_str(f"{mb:,.1f} MB, {mb / max(now - started, 1e-9):,.1f} MB/s")
@@ -213,7 +239,8 @@ def _input_differs(run: store.OpenRun | None, n: int) -> StoreError:
 
 
 def _merge_and_finish(
-    counter: WordCounter, opts: Options, run: store.OpenRun | None, rejected: dict[str, int]
+    counter: WordCounter, opts: Options, run: store.OpenRun | None, rejected: dict[str, int],
+    events: RunEvents,
 ) -> Trained:
     """Merges, then seals the run: the training ledger (taken before the counter is
     consumed by training) goes into the store with the last merges. Under a memory limit
@@ -222,15 +249,17 @@ def _merge_and_finish(
     counter.fit_merge_budget()
     ledger: dict[str, Any] = dict(counter.ledger())
     ledger["rejected_items"] = dict(rejected)
-    core = _merge(counter, opts, run, pruned=ledger["dropped_word_mass"] > 0)
+    core = _merge(counter, opts, run, ledger["dropped_word_mass"] > 0, events)
     if run:
         run.set_ledger("training", ledger)
         run.finish()
+    events.finished(vocab_size=core.vocab_size, ledger=ledger)
     return core, ledger
 
 
 def _merge(
-    counter: WordCounter, opts: Options, run: store.OpenRun | None, pruned: bool
+    counter: WordCounter, opts: Options, run: store.OpenRun | None, pruned: bool,
+    events: RunEvents,
 ) -> CoreTokenizer:
     """Runs the merge loop (GIL released, Ctrl-C aware), replaying a stored log first,
     and warns when it stops short of `vocab_size`."""
@@ -240,10 +269,12 @@ def _merge(
     first_new = len(opts.start.tokens()) if opts.start else 256
     replay = file_format.fitting_prefix(run.stored.merges, target, first_new) if run else []
     empty = counter.distinct_words == 0
+    events.phase("merging")
     with ProgressBar(opts.progress, desc="merging", unit="merge", total=target) as bar:
 
         def report(created: int, new_merges: list[tuple[int, int, int, int]]) -> None:
             bar.update_to(created)
+            events.merged(merges=created, vocab_size=start_tokens + created + n_special)
             if run:
                 run.add_merges(new_merges)
 
@@ -254,17 +285,21 @@ def _merge(
             else "the tokenizer has only the 256 byte tokens"
             + (" and the special tokens" if n_special else "")
         )
-        warnings.warn(f"the training data was empty: {what}", TrainingWarning, stacklevel=_caller())
+        _warn(f"the training data was empty: {what}", events)
     elif core.vocab_size < opts.vocab_size:
-        warnings.warn(
+        _warn(
             f"training stopped at vocab_size={core.vocab_size}, short of the requested "
             f"{opts.vocab_size}: no remaining pair occurs at least min_frequency="
             f"{opts.min_frequency} times"
             + (" (memory_limit dropped rare words; see loss_report())" if pruned else ""),
-            TrainingWarning,
-            stacklevel=_caller(),
+            events,
         )
     return core
+
+
+def _warn(text: str, events: RunEvents) -> None:
+    events.warned(text)
+    warnings.warn(text, TrainingWarning, stacklevel=_caller())
 
 
 def _caller() -> int:
