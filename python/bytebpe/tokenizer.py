@@ -7,7 +7,7 @@ caller gave, `run` trains, `interop` converts, and the native tokenizer encodes.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, NamedTuple
 
 from bytebpe import (
@@ -15,14 +15,15 @@ from bytebpe import (
     arrays,
     documents,
     encode_file,
+    encoding,
     file_format,
     interop,
+    loading,
     options,
     patterns,
     run,
     sources,
     special_policy,
-    store,
 )
 from bytebpe import phases as phases_module
 from bytebpe.checks import (
@@ -36,17 +37,25 @@ from bytebpe.checks import (
     token_list,
 )
 from bytebpe.decoder import StreamingDecoder
+from bytebpe.documents import TrainingData
+from bytebpe.encoding import Encoding
 from bytebpe.errors import TrainingWarning, UnknownTokenError
-from bytebpe.ledger import DecodeLedger
-from bytebpe.options import SharedOptions, TrainingOptions
+from bytebpe.ledger import DecodeLedger, LossReport
+from bytebpe.options import Extendable, TrainingOptions
 from bytebpe.phases import Phase
 
 if TYPE_CHECKING:
     import numpy as np
+    import tiktoken
     from numpy.typing import NDArray
     from typing_extensions import Unpack
 
-__all__ = ["Merge", "StreamingDecoder", "Tokenizer", "TrainingWarning", "encode_to_file"]
+__all__ = [
+    "Encoding", "Merge", "StreamingDecoder", "Tokenizer", "TrainingWarning", "encode_to_file",
+]
+
+EOT = "<|endoftext|>"
+DecodeErrors = Literal["strict", "replace", "ignore"]
 
 SURROGATE_MODES = ("error", "surrogatepass")
 
@@ -67,7 +76,7 @@ class Tokenizer:
     last; an id equals its tiktoken rank.
     """
 
-    __slots__ = ("_core", "_ledger", "_special_ids")
+    __slots__ = ("_core", "_key", "_ledger", "_ranks", "_special_ids")
 
     def __init__(
         self, core: _bytebpe.CoreTokenizer, ledger: dict[str, Any] | None = None
@@ -80,6 +89,8 @@ class Tokenizer:
         self._core = core
         self._special_ids: dict[str, int] = dict(core.special_tokens)
         self._ledger = DecodeLedger(ledger)
+        self._ranks: dict[bytes, int] | None = None  # token bytes -> id, made when needed
+        self._key: tuple[object, ...] | None = None  # what equality and hash compare
 
     # ==================== Training
 
@@ -87,7 +98,7 @@ class Tokenizer:
     @options.documented
     def train_from_iterator(
         cls,
-        iterable: Iterable[object],
+        iterable: TrainingData,
         vocab_size: int,
         *,
         text_column: str = "text",
@@ -226,12 +237,20 @@ class Tokenizer:
         cls,
         phases: Sequence[Phase],
         *,
+        pattern: str | None = None,
+        special_tokens: Sequence[str] = (),
+        min_frequency: int = 2,
+        num_threads: int | None = None,
+        max_token_length: int | None = None,
+        base: Extendable | None = None,
+        seed_merges: str | Sequence[str | bytes] | None = None,
+        memory_limit: int | str | None = None,
+        progress: bool = True,
         store: str | os.PathLike[str] | None = None,
         buffer_size: int = 8192,
         surrogates: Literal["error", "surrogatepass"] = "error",
         on_bad_item: Literal["error", "skip"] = "error",
         restart_counting: bool = False,
-        **opts: Unpack[SharedOptions],
     ) -> Tokenizer:
         """Trains in phases, each extending the result of the one before with its own
         data and number of merges (e.g. English, then code, then multilingual text), so
@@ -241,9 +260,18 @@ class Tokenizer:
         first; ids never move from one phase to the next. With `store` (a directory), each
         phase is its own run store (`phase-1.sqlite`, ...): calling again resumes, and a
         finished phase is not read again. `buffer_size`, `surrogates`, `on_bad_item` and
-        `restart_counting` are those of `train_from_iterator`.
+        `restart_counting` are those of `train_from_iterator`; the other keywords are the
+        shared options below (`store` here is a directory).
+
+        >>> tok = Tokenizer.train_phases(                              # doctest: +SKIP
+        ...     [Phase(english, merges=20000), Phase(code, merges=12000)],
+        ...     special_tokens=["<|endoftext|>"], store="runs/")
         """
-        options.check_keys(opts, entry="train_phases", allowed=options.SHARED_KEYS)
+        opts = options.SharedOptions(
+            pattern=pattern, special_tokens=special_tokens, min_frequency=min_frequency,
+            num_threads=num_threads, max_token_length=max_token_length, base=base,
+            seed_merges=seed_merges, memory_limit=memory_limit, progress=progress,
+        )
         check_int("buffer_size", buffer_size, minimum=1)
         check_choice("surrogates", surrogates, SURROGATE_MODES)
         check_choice("on_bad_item", on_bad_item, sources.BAD_ITEM_MODES)
@@ -261,12 +289,22 @@ class Tokenizer:
         return self._core.pattern
 
     @property
+    def pattern_name(self) -> str | None:
+        """The built-in name of the pattern ("gpt2", "cl100k", "o200k"), or None."""
+        return patterns.pattern_name(self.pattern)
+
+    @property
     def special_tokens(self) -> dict[str, int]:
+        """Special token text -> id."""
         return dict(self._special_ids)
 
     @property
     def vocab_size(self) -> int:
         """All tokens: 256 bytes + merged tokens + special tokens."""
+        return self._core.vocab_size
+
+    def __len__(self) -> int:
+        """`vocab_size`, as `len()` of a Hugging Face tokenizer (special tokens included)."""
         return self._core.vocab_size
 
     def mergeable_ranks(self) -> dict[bytes, int]:
@@ -278,6 +316,7 @@ class Tokenizer:
         return [Merge(*m) for m in self._core.merges()]
 
     def token_bytes(self, token: int) -> bytes:
+        """The bytes of one token (a special token gives its text)."""
         return self._core.token_bytes(check_token_id(token, 0))
 
     def verify(self) -> list[str]:
@@ -288,6 +327,108 @@ class Tokenizer:
         merge rank, without the whole-piece shortcut, gives exactly that token).
         """
         return self._core.verify()
+
+    # ==================== tiktoken's names (an id is a tiktoken rank)
+
+    @property
+    def n_vocab(self) -> int:
+        """tiktoken's name for `vocab_size` (the largest id + 1)."""
+        return self._core.vocab_size
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest id (special tokens included), as tiktoken."""
+        return self._core.vocab_size - 1
+
+    @property
+    def eot_token(self) -> int:
+        """The id of the special token "<|endoftext|>"; KeyError when there is none."""
+        if EOT not in self._special_ids:
+            raise KeyError(
+                f"this tokenizer has no {EOT!r} special token (it has "
+                f"{sorted(self._special_ids)}); train with special_tokens=[{EOT!r}]"
+            )
+        return self._special_ids[EOT]
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        """The special tokens' texts, as tiktoken."""
+        return set(self._special_ids)
+
+    def is_special_token(self, token: int) -> bool:
+        """True when `token` is the id of a special token."""
+        return check_token_id(token, 0) in self._special_ids.values()
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of the token whose text (or bytes) is exactly `text_or_bytes`, special
+        tokens included; KeyError when no token is, as tiktoken.
+
+        >>> tok.encode_single_token(" the")   # doctest: +SKIP
+        262
+        """
+        if isinstance(text_or_bytes, str):
+            if text_or_bytes in self._special_ids:
+                return self._special_ids[text_or_bytes]
+            data = text_or_bytes.encode("utf-8", "surrogatepass")
+        elif isinstance(text_or_bytes, (bytes, bytearray, memoryview)):
+            data = bytes(text_or_bytes)
+        else:
+            raise TypeError(f"encode_single_token takes str or bytes, not {type(text_or_bytes).__name__}")
+        token = self._lookup().get(data)
+        if token is None:
+            raise KeyError(text_or_bytes)
+        return token
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token, as tiktoken (same as `token_bytes`)."""
+        return self.token_bytes(token)
+
+    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
+        """The bytes of each token, as tiktoken."""
+        return [self._core.token_bytes(check_token_id(t, i)) for i, t in enumerate(token_list(tokens))]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """The text and the index of the character each token starts in, as tiktoken
+        (invalid UTF-8 raises UnicodeDecodeError)."""
+        return encoding.decode_with_offsets(self.decode_tokens_bytes(tokens))
+
+    def _lookup(self) -> dict[bytes, int]:
+        if self._ranks is None:
+            self._ranks = self._core.mergeable_ranks()
+        return self._ranks
+
+    # ==================== Hugging Face's names (tokens as byte-level strings)
+
+    def get_vocab(self) -> dict[str, int]:
+        """Token string -> id for every token, special tokens included, in the strings of
+        an exported `tokenizer.json` (GPT-2's byte-level alphabet: a space is "Ġ")."""
+        return encoding.vocab(self._core)
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of a token string (as `get_vocab()` writes it), or None."""
+        return encoding.token_to_id(self._core, check_str("token", token))
+
+    def id_to_token(self, id: int) -> str | None:
+        """The string of a token id (as `get_vocab()` writes it), or None."""
+        return encoding.id_to_token(self._core, id)
+
+    def encode_with_offsets(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> Encoding:
+        """`encode` with each token's string and character span, as Hugging Face's
+        `Encoding` (`.ids`, `.tokens`, `.offsets`).
+
+        >>> enc = tok.encode_with_offsets("hello world")   # doctest: +SKIP
+        >>> enc.tokens, enc.offsets                          # doctest: +SKIP
+        (['hello', 'Ġworld'], [(0, 5), (5, 11)])
+        """
+        ids = self.encode(text, allowed_special=allowed_special,
+                          disallowed_special=disallowed_special)
+        return encoding.encoding_of(self._core, text, ids)
 
     # ==================== Encoding
 
@@ -323,26 +464,73 @@ class Tokenizer:
             raise TypeError(f"encode_bytes takes bytes, not {type(data).__name__}")
         return self._core.encode_bytes(data)
 
-    def encode_batch(self, texts: Sequence[str], *, num_threads: int | None = None) -> list[list[int]]:
-        """Encodes many texts in parallel (ordinary encoding), GIL released."""
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> NDArray[np.uint32]:
+        """`encode` into a uint32 NumPy array, as tiktoken."""
+        import numpy as np  # an optional dependency, needed only here
+
+        ids = self.encode(text, allowed_special=allowed_special,
+                          disallowed_special=disallowed_special)
+        return np.asarray(ids, dtype=np.uint32)
+
+    def encode_ordinary_batch(
+        self, texts: Sequence[str], *, num_threads: int | None = None
+    ) -> list[list[int]]:
+        """Encodes many texts in parallel (GIL released), special-token text as ordinary
+        text."""
+        return self._core.encode_ordinary_batch(
+            self._texts("encode_ordinary_batch", texts),
+            check_optional_int("num_threads", num_threads, minimum=1),
+        )
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        *,
+        num_threads: int | None = None,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[list[int]]:
+        """Encodes many texts in parallel, each exactly as `encode` (tiktoken's rules:
+        a disallowed special token's text raises ValueError naming the text)."""
+        texts = self._texts("encode_batch", texts)
+        threads = check_optional_int("num_threads", num_threads, minimum=1)
+        allowed = [
+            special_policy.allowed_in(text, self._special_ids, allowed_special,
+                                      disallowed_special, where=f"texts[{i}]")
+            for i, text in enumerate(texts)
+        ]
+        if not any(allowed):
+            return self._core.encode_ordinary_batch(texts, threads)
+        return [self._core.encode(text, a) if a else self._core.encode_ordinary(text)
+                for text, a in zip(texts, allowed)]
+
+    @staticmethod
+    def _texts(method: str, texts: Sequence[str]) -> list[str]:
         if isinstance(texts, str):
-            raise TypeError("encode_batch takes a list of str; for one text use encode()")
+            raise TypeError(f"{method} takes a list of str; for one text use encode()")
         texts = list(texts)
         for i, text in enumerate(texts):
             check_text(text, f"texts[{i}]")
-        threads = check_optional_int("num_threads", num_threads, minimum=1)
-        return self._core.encode_ordinary_batch(texts, threads)
+        return texts
 
     def encode_batch_numpy(
         self,
-        texts: Sequence[str | bytes],
+        texts: TrainingData,
         *,
         dtype: object = None,
         eot: str | int | None = None,
+        text_column: str = "text",
         num_threads: int | None = None,
-    ) -> tuple[NDArray[Any], NDArray[np.int64]]:
-        """Encodes many texts (or bytes) into one flat NumPy array plus int64 offsets:
-        document `i` is `tokens[offsets[i]:offsets[i + 1]]`. No Python lists are built.
+    ) -> tuple[NDArray[np.unsignedinteger[Any]], NDArray[np.int64]]:
+        """Encodes many texts (or bytes, or a dataset's `text_column`) into one flat
+        NumPy array plus int64 offsets: document `i` is `tokens[offsets[i]:offsets[i + 1]]`.
+        No Python lists are built.
 
         `dtype` defaults to uint16 when every id fits, else uint32; `eot` (a special
         token or id) is appended after every document.
@@ -352,13 +540,14 @@ class Tokenizer:
         name, itemsize = arrays.itemsize_for(self.vocab_size, dtype)
         eot_token = arrays.eot_id(self.vocab_size, self._special_ids, eot)
         threads = check_optional_int("num_threads", num_threads, minimum=1)
-        docs = list(documents.iter_documents(texts, "text", len(texts) or 1))
+        docs = list(documents.iter_documents(texts, check_str("text_column", text_column),
+                                             8192, what=documents.ENCODING))
         flat, offsets = encode_file.flat_tokens(self._core, docs, itemsize, eot_token, threads)
         return np.frombuffer(flat, dtype=name), np.frombuffer(offsets, dtype=np.int64)
 
     def encode_to_file(
         self,
-        documents: object,
+        documents: TrainingData,
         path: str | os.PathLike[str],
         *,
         dtype: object = None,
@@ -382,9 +571,13 @@ class Tokenizer:
 
     # ==================== Decoding
 
-    def decode_bytes(self, tokens: Sequence[int]) -> bytes:
-        """The bytes of `tokens` (special tokens give their text)."""
+    def decode_bytes(self, tokens: Sequence[int], *, skip_special_tokens: bool = False) -> bytes:
+        """The bytes of `tokens` (special tokens give their text, or nothing with
+        `skip_special_tokens=True`)."""
         tokens = token_list(tokens)
+        if skip_special_tokens:
+            specials = set(self._special_ids.values())
+            tokens = [t for t in tokens if t not in specials]
         try:
             return self._core.decode_bytes(tokens)
         except (TypeError, OverflowError, UnknownTokenError):
@@ -402,16 +595,36 @@ class Tokenizer:
         self._ledger.add(f"bytes_{errors}d", _bytebpe.count_invalid_utf8(data))
         return data.decode("utf-8", errors)
 
+    def decode(
+        self,
+        tokens: Sequence[int],
+        errors: DecodeErrors = "replace",
+        *,
+        skip_special_tokens: bool = False,
+    ) -> str:
+        """The text of `tokens`. Bytes that are not valid UTF-8 become U+FFFD by default
+        (`errors="replace"`, as tiktoken; each is counted in `loss_report()`), "ignore"
+        drops them, "strict" raises. `skip_special_tokens=True` leaves special tokens out,
+        as Hugging Face."""
+        check_errors(errors)
+        return self._text(self.decode_bytes(tokens, skip_special_tokens=skip_special_tokens),
+                          errors)
+
     def decode_batch(
         self,
         batch: Sequence[Sequence[int]],
         *,
-        errors: Literal["strict", "replace", "ignore"] = "strict",
+        errors: DecodeErrors = "replace",
+        skip_special_tokens: bool = False,
         num_threads: int | None = None,
     ) -> list[str]:
-        """Decodes many token lists in parallel."""
+        """Decodes many token lists in parallel (`errors` and `skip_special_tokens` as
+        in `decode`)."""
         check_errors(errors)
         lists = [token_list(tokens) for tokens in batch]
+        if skip_special_tokens:
+            specials = set(self._special_ids.values())
+            lists = [[t for t in tokens if t not in specials] for tokens in lists]
         try:
             decoded = self._core.decode_bytes_batch(lists, num_threads)
         except (TypeError, OverflowError, UnknownTokenError):
@@ -420,26 +633,19 @@ class Tokenizer:
             raise
         return [self._text(data, errors) for data in decoded]
 
-    def decoder(self, errors: Literal["strict", "replace", "ignore"] = "strict") -> StreamingDecoder:
+    def decoder(self, errors: DecodeErrors = "replace") -> StreamingDecoder:
         """A decoder for token-by-token generation: `feed(ids)` returns only complete
         characters, `flush()` the rest, so a character split across tokens is never
         garbled."""
         check_errors(errors)
         return StreamingDecoder(self.decode_bytes, self._text, errors)
 
-    def decode(
-        self, tokens: Sequence[int], errors: Literal["strict", "replace", "ignore"] = "strict"
-    ) -> str:
-        """The text of `tokens`. Bytes that are not valid UTF-8 raise by default
-        (`errors="strict"`); "replace" puts U+FFFD in their place, "ignore" drops them."""
-        check_errors(errors)
-        return self._text(self.decode_bytes(tokens), errors)
-
     # ==================== Interop
 
-    def to_tiktoken(self, name: str = "bytebpe") -> Any:
+    def to_tiktoken(self, name: str = "bytebpe") -> tiktoken.Encoding:
         """A `tiktoken.Encoding` with identical ids (needs tiktoken installed)."""
-        return interop.tiktoken.to_tiktoken(self._core, name)
+        enc: tiktoken.Encoding = interop.tiktoken.to_tiktoken(self._core, name)
+        return enc
 
     def save_tiktoken(self, path: str | os.PathLike[str]) -> None:
         """Writes the `.tiktoken` ranks file plus a `<path>.json` sidecar holding what the
@@ -449,7 +655,7 @@ class Tokenizer:
     @classmethod
     def from_tiktoken(
         cls,
-        source: Any,
+        source: tiktoken.Encoding | str | os.PathLike[str],
         *,
         pattern: str | None = None,
         special_tokens: Mapping[str, int] | None = None,
@@ -467,15 +673,43 @@ class Tokenizer:
         `PreTrainedTokenizerFast(tokenizer_file=...)`)."""
         interop.huggingface.save_huggingface(self._core, path)
 
+    def save_pretrained(
+        self,
+        directory: str | os.PathLike[str],
+        *,
+        bos_token: str | None = None,
+        eos_token: str | None = None,
+        pad_token: str | None = None,
+        unk_token: str | None = None,
+        model_max_length: int | None = None,
+        padding_side: Literal["right", "left"] = "right",
+    ) -> list[str]:
+        """Writes a directory `transformers.AutoTokenizer.from_pretrained(directory)`
+        loads offline (`tokenizer.json`, `tokenizer_config.json`,
+        `special_tokens_map.json`); returns the paths written. Each role names one of the
+        special tokens, so `padding=True` works with a `pad_token`. `len()` of the loaded
+        tokenizer equals `vocab_size`; its `vocab_size` counts no special tokens (they are
+        Hugging Face "added tokens").
+
+        >>> tok.save_pretrained("out", eos_token="<|endoftext|>", pad_token="<|pad|>")  # doctest: +SKIP
+        >>> AutoTokenizer.from_pretrained("out")(["a", "bc"], padding=True)          # doctest: +SKIP
+        """
+        roles = {"bos_token": bos_token, "eos_token": eos_token, "pad_token": pad_token,
+                 "unk_token": unk_token}
+        return interop.transformers.save_pretrained(
+            self._core, directory, roles, model_max_length=model_max_length,
+            padding_side=padding_side,
+        )
+
     @classmethod
     def from_huggingface(cls, source: Any) -> Tokenizer:
-        """From a byte-level BPE `tokenizer.json` path, its JSON text, or a
-        `tokenizers.Tokenizer`."""
+        """From a byte-level BPE `tokenizer.json` path (or a directory holding one), its
+        JSON text, or a `tokenizers.Tokenizer`."""
         return cls(interop.huggingface_import.from_huggingface(source))
 
     # ==================== The loss ledger
 
-    def loss_report(self) -> dict[str, Any]:
+    def loss_report(self) -> LossReport:
         """What training saw and could not keep as ordinary text (invalid UTF-8 by kind
         with the first offsets, lone surrogates, unmatched bytes, cut pieces, rejected
         items, dropped word mass), and what decoding with this tokenizer replaced,
@@ -490,33 +724,42 @@ class Tokenizer:
         file_format.save(self._core, path, self._ledger.training)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, vocab_size: int | None = None) -> Tokenizer:
-        """Reads a tokenizer file written by `save`, or a run store (also while a run is
-        still writing it). `vocab_size` takes the tokenizer of the first merges only
-        (special tokens included in the count). A foreign or damaged file raises
-        CorruptTokenizerError."""
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        vocab_size: int | None = None,
+        pattern: str | None = None,
+    ) -> Tokenizer:
+        """Reads any tokenizer file, recognised by its content: a file written by `save`,
+        a run store (also while a run is still writing it), a Hugging Face
+        `tokenizer.json` (or a directory holding one), or a tiktoken `.tiktoken` ranks
+        file (its sidecar gives the pattern, else pass `pattern`). `vocab_size` takes the
+        tokenizer of the first merges of a bytebpe file or store (special tokens included
+        in the count). A foreign or damaged file raises CorruptTokenizerError."""
         check_optional_int("vocab_size", vocab_size, minimum=256)
-        if store.is_store_file(path):
-            core, ledger = file_format.from_store(store.read(path, with_snapshot=False),
-                                                  repr(os.fspath(path)), vocab_size)
-        else:
-            core, ledger = file_format.load(path, vocab_size)
-        return cls(core, ledger)
+        return cls(*loading.load_any(path, vocab_size=vocab_size, pattern=pattern))
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (_from_state, (file_format.to_state(self._core, self._ledger.training),))
 
+    def _identity(self) -> tuple[object, ...]:
+        """What decides every encoding: pattern, special tokens, token bytes by id."""
+        if self._key is None:
+            self._key = (self.pattern, tuple(sorted(self._special_ids.items())),
+                         tuple(self._core.tokens()))
+        return self._key
+
     def __eq__(self, other: object) -> bool:
+        """Equal when they encode the same: same pattern, special tokens and token bytes
+        for every id (how a tokenizer was made, or its training log, does not matter, so a
+        tokenizer round-tripped through tiktoken equals itself)."""
         if not isinstance(other, Tokenizer):
             return NotImplemented
-        return file_format.to_state(self._core) == file_format.to_state(other._core)
+        return self is other or self._identity() == other._identity()
 
-    __hash__ = None  # type: ignore[assignment]
-
-    @property
-    def pattern_name(self) -> str | None:
-        """The built-in name of the pattern ("gpt2", "cl100k", "o200k"), or None."""
-        return patterns.pattern_name(self.pattern)
+    def __hash__(self) -> int:
+        return hash(self._identity())
 
     def __repr__(self) -> str:
         pattern = self.pattern_name or self.pattern
@@ -528,7 +771,7 @@ class Tokenizer:
 
 def encode_to_file(
     tokenizer: Tokenizer,
-    documents: object,
+    documents: TrainingData,
     path: str | os.PathLike[str],
     *,
     dtype: object = None,
