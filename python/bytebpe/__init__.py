@@ -21,11 +21,12 @@ from bytebpe.phases import Phase
 from bytebpe.seeds import SEED_PRESETS
 from bytebpe.sources import read_files
 from bytebpe.store import RunStore
-from bytebpe.tokenizer import Merge, StreamingDecoder, Tokenizer, encode_to_file
+from bytebpe.tokenizer import Encoding, Merge, StreamingDecoder, Tokenizer, encode_to_file
 
 __all__ = [
     "SEED_PRESETS",
     "CorruptTokenizerError",
+    "Encoding",
     "InputError",
     "Merge",
     "PatternError",

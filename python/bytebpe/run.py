@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import sys
 import time
 import warnings
@@ -26,6 +27,8 @@ from bytebpe.progress import ProgressBar
 from bytebpe.sources import CALL_BYTES, Source
 
 Trained = tuple[CoreTokenizer, dict[str, Any]]
+
+log = logging.getLogger(__name__)  # "bytebpe.run", under the package's logger "bytebpe"
 
 # Pre-counted words are checked and handed over this many at a time, so no copy of the
 # whole mapping is made.
@@ -47,12 +50,18 @@ def train(
         stored = run.stored if run else None
         rejected = _Rejected(stored.ledger.get("rejected_items", {}) if stored else {})
         if stored is not None and stored.counting_finished:
-            _restore(counter, stored)  # the input is not read again
+            assert run is not None
+            _check_finished_input(counter, sources, run)
+            log.info("run store %s: counting finished before; restoring %d documents' "
+                     "counts and %d merges", run.where, stored.documents, len(stored.merges))
+            _restore(counter, stored)  # the input is not counted again
         else:
             skip = 0
             if stored is not None and stored.documents and not restart_counting:
                 _restore(counter, stored)
                 skip = stored.documents
+                log.info("run store %s: resuming counting after %d documents", run.where if
+                         run else "?", skip)
             else:
                 rejected = _Rejected({})
             _count(counter, sources, skip, opts, run, rejected)
@@ -188,6 +197,44 @@ def _count(
     if skip:
         raise _input_differs(run, skip_total)
     checkpoint(finished=True)
+
+
+def _check_finished_input(
+    counter: WordCounter, sources: Iterable[Source], run: store.OpenRun
+) -> None:
+    """A finished run is reused only for the input it counted: where the input can be
+    read again, it is read (not counted) and its fingerprint and document count compared
+    with the store's; a one-shot input cannot be checked, so a warning says so."""
+    stored = run.stored
+    sources = list(sources)
+    if any(source.one_shot for source in sources):
+        warnings.warn(
+            f"the run store {run.where} holds a finished run ({stored.documents:,} "
+            "documents); its tokenizer is returned without reading the input, which is a "
+            "one-shot iterator and cannot be checked against it. If the data differs, use "
+            "another store path",
+            TrainingWarning, stacklevel=_caller(),
+        )
+        return
+    fingerprint = WordCounter.fingerprint_of([])
+    remaining, seen = stored.documents, 0
+    for source in sources:
+        skipped, fingerprint = source.skip(counter, remaining + 1, fingerprint)
+        remaining -= skipped
+        seen += skipped
+    if seen != stored.documents or fingerprint != stored.fingerprint:
+        differs = (
+            "it has more documents" if seen > stored.documents
+            else f"it has {seen:,} documents" if seen < stored.documents
+            else "its documents differ"
+        )
+        raise StoreError(
+            f"the run store {run.where} holds a finished run on other data: it counted "
+            f"{stored.documents:,} documents, and this input differs ({differs}). Use "
+            f"another store path to train on this data, or Tokenizer.load({run.where}) for "
+            "the finished tokenizer"
+        )
+    log.info("run store %s: the input matches the finished run", run.where)
 
 
 def _one_shot_error(run: store.OpenRun | None, n: int) -> StoreError:

@@ -1,35 +1,31 @@
-"""The public `Tokenizer`: training entry points, encoding, decoding, saving, interop.
+"""The public `Tokenizer`: encoding, decoding, saving, loading, interop; the training
+entry points come from its base `training.Training`, tiktoken's and Hugging Face's names
+from `names.FamiliarNames`.
 
 Each method is a few lines over the layers below: `options` and `sources` check what the
-caller gave, `run` trains, `interop` converts, and the native tokenizer encodes.
+caller gave, `run` trains, `interop` converts, `loading` recognises files, and the native
+tokenizer encodes.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from bytebpe import (
     _bytebpe,
     arrays,
     documents,
     encode_file,
-    encoding,
     file_format,
     interop,
     loading,
-    options,
     patterns,
-    run,
-    sources,
     special_policy,
 )
-from bytebpe import phases as phases_module
 from bytebpe.checks import (
-    check_choice,
     check_errors,
-    check_int,
     check_optional_int,
     check_str,
     check_text,
@@ -38,26 +34,21 @@ from bytebpe.checks import (
 )
 from bytebpe.decoder import StreamingDecoder
 from bytebpe.documents import TrainingData
-from bytebpe.encoding import Encoding
 from bytebpe.errors import TrainingWarning, UnknownTokenError
 from bytebpe.ledger import DecodeLedger, LossReport
-from bytebpe.options import Extendable, TrainingOptions
-from bytebpe.phases import Phase
+from bytebpe.names import Encoding, FamiliarNames, encoding_of
+from bytebpe.training import Training
 
 if TYPE_CHECKING:
     import numpy as np
     import tiktoken
     from numpy.typing import NDArray
-    from typing_extensions import Unpack
 
 __all__ = [
     "Encoding", "Merge", "StreamingDecoder", "Tokenizer", "TrainingWarning", "encode_to_file",
 ]
 
-EOT = "<|endoftext|>"
 DecodeErrors = Literal["strict", "replace", "ignore"]
-
-SURROGATE_MODES = ("error", "surrogatepass")
 
 
 class Merge(NamedTuple):
@@ -69,14 +60,14 @@ class Merge(NamedTuple):
     count: int  # type: ignore[assignment]  # shadows tuple.count, as in the file format
 
 
-class Tokenizer:
+class Tokenizer(Training, FamiliarNames):
     """A byte-level BPE tokenizer. Immutable: safe to share between threads.
 
     Ids 0..255 are the bytes, merged tokens follow in training order, special tokens come
     last; an id equals its tiktoken rank.
     """
 
-    __slots__ = ("_core", "_key", "_ledger", "_ranks", "_special_ids")
+    __slots__ = ("_core", "_key", "_ledger", "_special_ids")
 
     def __init__(
         self, core: _bytebpe.CoreTokenizer, ledger: dict[str, Any] | None = None
@@ -89,197 +80,12 @@ class Tokenizer:
         self._core = core
         self._special_ids: dict[str, int] = dict(core.special_tokens)
         self._ledger = DecodeLedger(ledger)
-        self._ranks: dict[bytes, int] | None = None  # token bytes -> id, made when needed
+        self._ranks = None  # token bytes -> id, made when needed (`FamiliarNames`)
         self._key: tuple[object, ...] | None = None  # what equality and hash compare
 
-    # ==================== Training
-
     @classmethod
-    @options.documented
-    def train_from_iterator(
-        cls,
-        iterable: TrainingData,
-        vocab_size: int,
-        *,
-        text_column: str = "text",
-        buffer_size: int = 8192,
-        surrogates: Literal["error", "surrogatepass"] = "error",
-        on_bad_item: Literal["error", "skip"] = "error",
-        restart_counting: bool = False,
-        **opts: Unpack[TrainingOptions],
-    ) -> Tokenizer:
-        """Trains on documents from any iterable.
-
-        Items may be `str`, `bytes` (any bytes; invalid UTF-8 is kept byte by byte), lists
-        of those (batches), or dict rows whose `text_column` holds the text; a
-        `datasets.Dataset` or `IterableDataset` can be passed directly. Training stops at
-        `vocab_size` tokens (special tokens included) or when no pair occurs
-        `min_frequency` times. `buffer_size` documents are counted per batch (never
-        changes the result).
-
-        A `str` with lone surrogates is refused unless `surrogates="surrogatepass"`, which
-        keeps them as their surrogatepass bytes (decode with
-        `decode_bytes(...).decode("utf-8", "surrogatepass")`). An item of another type is a
-        TypeError unless `on_bad_item="skip"`, which skips it and counts it in the loss
-        ledger.
-
-        With `store`, calling again resumes an interrupted run: after counting finished,
-        without reading the data again; during counting, by reading past the documents
-        already counted (checked to be the same). `restart_counting=True` allows counting
-        from scratch when an interrupted count cannot be resumed (a one-shot iterator).
-        """
-        resolved = options.resolve(vocab_size, opts, entry="train_from_iterator",
-                                   allowed=options.TRAINING_KEYS)
-        source = sources.iterable_source(
-            iterable, text_column, buffer_size, on_bad_item, resolved.memory_limit is not None
-        )
-        check_choice("surrogates", surrogates, SURROGATE_MODES)
-        return cls(*run.train([source], resolved, restart_counting=restart_counting,
-                              surrogatepass=surrogates == "surrogatepass"))
-
-    @classmethod
-    @options.documented
-    def train_from_files(
-        cls,
-        paths_or_globs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-        vocab_size: int,
-        *,
-        documents: Literal["lines", "files", "separator"] = "lines",
-        separator: str | bytes | None = None,
-        text_column: str = "text",
-        chunk_size: int = sources.DEFAULT_CHUNK_SIZE,
-        restart_counting: bool = False,
-        **opts: Unpack[TrainingOptions],
-    ) -> Tokenizer:
-        """Trains on files, read in chunks with bounded memory.
-
-        Each path may be a glob (matches in sorted order; `**` matches any depth). By
-        extension: `.jsonl` / `.ndjson` give the `text_column` field of each line,
-        `.parquet` the `text_column` column of each row, anything else is plain text (any
-        bytes; invalid UTF-8 is kept and counted in the loss ledger). Any of them may be
-        compressed: `.gz` or `.zst`/`.zstd`. Plain text is split into documents by
-        `documents`: "lines" (one per line, the line ending kept), "files" (one per file)
-        or "separator" (the text between occurrences of `separator`, which is not part of
-        the documents; an empty last document is dropped).
-
-        The result is exactly that of `train_from_iterator` on the same documents:
-        `chunk_size` (bytes read at a time, and the size past which a long document is
-        cut at a safe point; see docs/design.md) never changes it. Under a custom regex
-        `pattern`, or with a special token containing a newline, a long document is held
-        whole in memory instead of being cut.
-
-        A missing or unreadable file, a JSON line that is not an object with a string
-        `text_column`, a Parquet file without the column, or a compressed file cut short
-        raises an error naming the file (and the line or offset). With `store`, what was
-        counted before the error is kept: fix the file and call again to resume.
-        """
-        resolved = options.resolve(vocab_size, opts, entry="train_from_files",
-                                   allowed=options.TRAINING_KEYS)
-        read = sources.read_options(documents, separator, text_column, chunk_size, resolved.num_threads)
-        paths = sources.expand_paths(paths_or_globs)
-        return cls(*run.train(sources.file_sources(paths, read), resolved,
-                              restart_counting=restart_counting))
-
-    @classmethod
-    @options.documented
-    def train_from_stream(
-        cls,
-        stream: BinaryIO,
-        vocab_size: int,
-        *,
-        documents: Literal["lines", "files", "separator"] = "lines",
-        separator: str | bytes | None = None,
-        format: Literal["text", "jsonl"] = "text",
-        text_column: str = "text",
-        chunk_size: int = sources.DEFAULT_CHUNK_SIZE,
-        name: str = "<stream>",
-        restart_counting: bool = False,
-        **opts: Unpack[TrainingOptions],
-    ) -> Tokenizer:
-        """Trains on a readable binary stream (a pipe, `sys.stdin.buffer`,
-        `socket.makefile("rb")`, an open file), read with `.read(chunk_size)` until it
-        ends.
-
-        The result equals `train_from_files` on a file holding the same bytes, with the
-        same `documents`/`separator` (or, with `format="jsonl"`, one JSON object per
-        line with a `text_column` string). `name` names the stream in errors. With
-        `store`, an interrupted count resumes when the same bytes are streamed again
-        (the counted documents are read past and checked).
-        """
-        resolved = options.resolve(vocab_size, opts, entry="train_from_stream",
-                                   allowed=options.TRAINING_KEYS)
-        read = sources.read_options(documents, separator, text_column, chunk_size, resolved.num_threads)
-        kind = check_choice("format", format, ("text", "jsonl"))
-        source = sources.StreamSource(stream, check_str("name", name), kind, read)
-        return cls(*run.train([source], resolved, restart_counting=restart_counting))
-
-    @classmethod
-    @options.documented
-    def train_from_counts(
-        cls,
-        counts: Mapping[str | bytes, int],
-        vocab_size: int,
-        **opts: Unpack[TrainingOptions],
-    ) -> Tokenizer:
-        """Trains on pre-counted words (each key is one word, not split further).
-
-        Counts are ints in [0, 2**64). `pattern` is stored for encoding later. With a
-        `memory_limit`, the mapping itself is the caller's memory, and pruning depends on
-        the mapping's order.
-        """
-        resolved = options.resolve(vocab_size, opts, entry="train_from_counts",
-                                   allowed=options.TRAINING_KEYS)
-        return cls(*run.train_counts(counts, resolved))
-
-    @classmethod
-    @options.documented
-    def train_phases(
-        cls,
-        phases: Sequence[Phase],
-        *,
-        pattern: str | None = None,
-        special_tokens: Sequence[str] = (),
-        min_frequency: int = 2,
-        num_threads: int | None = None,
-        max_token_length: int | None = None,
-        base: Extendable | None = None,
-        seed_merges: str | Sequence[str | bytes] | None = None,
-        memory_limit: int | str | None = None,
-        progress: bool = True,
-        store: str | os.PathLike[str] | None = None,
-        buffer_size: int = 8192,
-        surrogates: Literal["error", "surrogatepass"] = "error",
-        on_bad_item: Literal["error", "skip"] = "error",
-        restart_counting: bool = False,
-    ) -> Tokenizer:
-        """Trains in phases, each extending the result of the one before with its own
-        data and number of merges (e.g. English, then code, then multilingual text), so
-        the largest corpus does not take the whole vocabulary.
-
-        `phases` is a list of `bytebpe.Phase(data, merges)`. Seeds and special tokens come
-        first; ids never move from one phase to the next. With `store` (a directory), each
-        phase is its own run store (`phase-1.sqlite`, ...): calling again resumes, and a
-        finished phase is not read again. `buffer_size`, `surrogates`, `on_bad_item` and
-        `restart_counting` are those of `train_from_iterator`; the other keywords are the
-        shared options below (`store` here is a directory).
-
-        >>> tok = Tokenizer.train_phases(                              # doctest: +SKIP
-        ...     [Phase(english, merges=20000), Phase(code, merges=12000)],
-        ...     special_tokens=["<|endoftext|>"], store="runs/")
-        """
-        opts = options.SharedOptions(
-            pattern=pattern, special_tokens=special_tokens, min_frequency=min_frequency,
-            num_threads=num_threads, max_token_length=max_token_length, base=base,
-            seed_merges=seed_merges, memory_limit=memory_limit, progress=progress,
-        )
-        check_int("buffer_size", buffer_size, minimum=1)
-        check_choice("surrogates", surrogates, SURROGATE_MODES)
-        check_choice("on_bad_item", on_bad_item, sources.BAD_ITEM_MODES)
-        return cls(*phases_module.train_phases(
-            phases, opts, store=store, buffer_size=buffer_size,
-            surrogatepass=surrogates == "surrogatepass", skip_bad_items=on_bad_item == "skip",
-            restart_counting=restart_counting,
-        ))
+    def _trained(cls, trained: tuple[_bytebpe.CoreTokenizer, dict[str, Any]]) -> Tokenizer:
+        return cls(*trained)
 
     # ==================== Properties
 
@@ -303,10 +109,6 @@ class Tokenizer:
         """All tokens: 256 bytes + merged tokens + special tokens."""
         return self._core.vocab_size
 
-    def __len__(self) -> int:
-        """`vocab_size`, as `len()` of a Hugging Face tokenizer (special tokens included)."""
-        return self._core.vocab_size
-
     def mergeable_ranks(self) -> dict[bytes, int]:
         """Token bytes -> id for every non-special token (tiktoken's `mergeable_ranks`)."""
         return self._core.mergeable_ranks()
@@ -328,89 +130,7 @@ class Tokenizer:
         """
         return self._core.verify()
 
-    # ==================== tiktoken's names (an id is a tiktoken rank)
-
-    @property
-    def n_vocab(self) -> int:
-        """tiktoken's name for `vocab_size` (the largest id + 1)."""
-        return self._core.vocab_size
-
-    @property
-    def max_token_value(self) -> int:
-        """The largest id (special tokens included), as tiktoken."""
-        return self._core.vocab_size - 1
-
-    @property
-    def eot_token(self) -> int:
-        """The id of the special token "<|endoftext|>"; KeyError when there is none."""
-        if EOT not in self._special_ids:
-            raise KeyError(
-                f"this tokenizer has no {EOT!r} special token (it has "
-                f"{sorted(self._special_ids)}); train with special_tokens=[{EOT!r}]"
-            )
-        return self._special_ids[EOT]
-
-    @property
-    def special_tokens_set(self) -> set[str]:
-        """The special tokens' texts, as tiktoken."""
-        return set(self._special_ids)
-
-    def is_special_token(self, token: int) -> bool:
-        """True when `token` is the id of a special token."""
-        return check_token_id(token, 0) in self._special_ids.values()
-
-    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
-        """The id of the token whose text (or bytes) is exactly `text_or_bytes`, special
-        tokens included; KeyError when no token is, as tiktoken.
-
-        >>> tok.encode_single_token(" the")   # doctest: +SKIP
-        262
-        """
-        if isinstance(text_or_bytes, str):
-            if text_or_bytes in self._special_ids:
-                return self._special_ids[text_or_bytes]
-            data = text_or_bytes.encode("utf-8", "surrogatepass")
-        elif isinstance(text_or_bytes, (bytes, bytearray, memoryview)):
-            data = bytes(text_or_bytes)
-        else:
-            raise TypeError(f"encode_single_token takes str or bytes, not {type(text_or_bytes).__name__}")
-        token = self._lookup().get(data)
-        if token is None:
-            raise KeyError(text_or_bytes)
-        return token
-
-    def decode_single_token_bytes(self, token: int) -> bytes:
-        """The bytes of one token, as tiktoken (same as `token_bytes`)."""
-        return self.token_bytes(token)
-
-    def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
-        """The bytes of each token, as tiktoken."""
-        return [self._core.token_bytes(check_token_id(t, i)) for i, t in enumerate(token_list(tokens))]
-
-    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
-        """The text and the index of the character each token starts in, as tiktoken
-        (invalid UTF-8 raises UnicodeDecodeError)."""
-        return encoding.decode_with_offsets(self.decode_tokens_bytes(tokens))
-
-    def _lookup(self) -> dict[bytes, int]:
-        if self._ranks is None:
-            self._ranks = self._core.mergeable_ranks()
-        return self._ranks
-
-    # ==================== Hugging Face's names (tokens as byte-level strings)
-
-    def get_vocab(self) -> dict[str, int]:
-        """Token string -> id for every token, special tokens included, in the strings of
-        an exported `tokenizer.json` (GPT-2's byte-level alphabet: a space is "Ġ")."""
-        return encoding.vocab(self._core)
-
-    def token_to_id(self, token: str) -> int | None:
-        """The id of a token string (as `get_vocab()` writes it), or None."""
-        return encoding.token_to_id(self._core, check_str("token", token))
-
-    def id_to_token(self, id: int) -> str | None:
-        """The string of a token id (as `get_vocab()` writes it), or None."""
-        return encoding.id_to_token(self._core, id)
+    # ==================== Hugging Face's encoding with offsets
 
     def encode_with_offsets(
         self,
@@ -428,7 +148,7 @@ class Tokenizer:
         """
         ids = self.encode(text, allowed_special=allowed_special,
                           disallowed_special=disallowed_special)
-        return encoding.encoding_of(self._core, text, ids)
+        return encoding_of(self._core, text, ids)
 
     # ==================== Encoding
 
