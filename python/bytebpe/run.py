@@ -197,6 +197,9 @@ def _count(
     if skip:
         raise _input_differs(run, skip_total)
     checkpoint(finished=True)
+    log.info("counted %d documents, %d bytes, %d distinct words in %.1f s",
+             counter.documents, counter.bytes, counter.distinct_words,
+             time.perf_counter() - started)
 
 
 def _check_finished_input(
@@ -273,6 +276,7 @@ def _merge_and_finish(
     if run:
         run.set_ledger("training", ledger)
         run.finish()
+    log.info("trained a tokenizer of %d tokens", core.vocab_size)
     return core, ledger
 
 
