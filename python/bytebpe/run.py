@@ -30,6 +30,12 @@ Trained = tuple[CoreTokenizer, dict[str, Any]]
 
 log = logging.getLogger(__name__)  # "bytebpe.run", under the package's logger "bytebpe"
 
+# A source whose bytes are at least this share of invalid UTF-8 gets a warning: it is
+# probably binary, compressed in a format that was not recognised, or not UTF-8 text.
+INVALID_UTF8_SHARE = 0.05
+# ... once it has this many bytes (a few stray bytes in a tiny input are not a pattern).
+INVALID_UTF8_MIN_BYTES = 256
+
 # Pre-counted words are checked and handed over this many at a time, so no copy of the
 # whole mapping is made.
 COUNTS_CHUNK = 65536
@@ -177,6 +183,7 @@ def _count(
                 if run and fingerprint != run.stored.fingerprint:
                     raise _input_differs(run, skip_total)
             rejected.sources.append(source.rejected)
+            seen_before = _invalid_and_total(counter)
             done = False
             try:
                 while not done:
@@ -194,12 +201,31 @@ def _count(
                 # is fixed, the same call resumes from here.
                 checkpoint(finished=False)
                 raise
+            _warn_if_not_text(source, counter, seen_before)
     if skip:
         raise _input_differs(run, skip_total)
     checkpoint(finished=True)
     log.info("counted %d documents, %d bytes, %d distinct words in %.1f s",
              counter.documents, counter.bytes, counter.distinct_words,
              time.perf_counter() - started)
+
+
+def _invalid_and_total(counter: WordCounter) -> tuple[int, int]:
+    ledger: dict[str, Any] = counter.ledger()
+    return sum(ledger["invalid_utf8_bytes"].values()), counter.bytes
+
+
+def _warn_if_not_text(source: Source, counter: WordCounter, before: tuple[int, int]) -> None:
+    """Warns when a large share of what `source` gave was not valid UTF-8 (the bytes are
+    still trained on, reversibly, and counted in the loss ledger)."""
+    invalid, total = (now - then for now, then in zip(_invalid_and_total(counter), before))
+    if total >= INVALID_UTF8_MIN_BYTES and invalid >= INVALID_UTF8_SHARE * total:
+        warnings.warn(
+            f"{source.name}: {invalid:,} of its {total:,} bytes ({invalid / total:.0%}) are "
+            "not valid UTF-8; they are trained on as byte tokens (see loss_report()). Is it "
+            "binary, compressed in a format bytebpe does not read, or in another encoding?",
+            TrainingWarning, stacklevel=_caller(),
+        )
 
 
 def _check_finished_input(
