@@ -155,7 +155,9 @@ def _train(args: argparse.Namespace) -> int:
         raise ValueError("--separator goes with --documents separator (and needs it)")
     if args.sample and args.separator is not None:
         raise ValueError("--sample is split into documents already: leave out --separator")
-    if args.inputs == ["-"] or args.documents == "separator":
+    if args.inputs == ["-"] or args.documents == "separator" or (
+        args.heldout is not None and not args.sample
+    ):
         return _train_streaming(args)
     if args.sample:
         train_docs: Iterable[str | bytes] = list(sample_documents(split="train"))
@@ -226,9 +228,9 @@ def _report(
 
 
 def _train_streaming(args: argparse.Namespace) -> int:
-    """Standard input (or files split at a separator) read in chunks, never held in
-    memory whole. Held-out text comes only from --heldout (a stream cannot be read twice,
-    and documents are not kept)."""
+    """Standard input, or files (with --heldout, or split at a separator), read in chunks
+    by the Rust reader, never held in memory whole. Held-out text comes only from
+    --heldout (a stream cannot be read twice, and documents are not kept)."""
     if "-" in args.inputs and args.inputs != ["-"]:
         raise ValueError("standard input (-) is read as a stream: give it alone")
     # Escapes such as \n are read as in Python; other characters stay as typed.
@@ -346,7 +348,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _inspect(args: argparse.Namespace) -> int:
     tok = load_tokenizer(args.path, args.pattern)
-    if store.is_store_file(args.path):
+    if loading.kind_of(args.path) == "store":
         run = store.read(args.path, with_snapshot=False)
         meta = run.meta
         print(f"run store {args.path}")

@@ -70,7 +70,8 @@ class IterableSource:
         self, data: object, *, text_column: str, buffer_size: int, skip_bad_items: bool,
         memory_limited: bool,
     ) -> None:
-        self.name = "the training data"
+        # Files read as Python documents are named by their paths in warnings.
+        self.name = repr(data) if isinstance(data, FileDocuments) else "the training data"
         self.one_shot = documents.is_one_shot(data)
         self.total = len(data) if isinstance(data, Sized) else None
         self.rejected: dict[str, int] = {}
