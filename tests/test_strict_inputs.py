@@ -136,3 +136,45 @@ def test_bytebpe_logger_reports_resumes(tmp_path, caplog):
     names = {r.name for r in caplog.records}
     assert names and all(n.startswith("bytebpe") for n in names)
     assert any("counted 30 documents" in r.getMessage() for r in caplog.records)
+
+
+class _RecordingBar:
+    """Stands in for tqdm: records each bar's options and progress."""
+
+    bars: list[_RecordingBar] = []
+
+    def __init__(self, **options):
+        self.options, self.n = options, options.get("initial", 0)
+        self.total = options.get("total")
+        _RecordingBar.bars.append(self)
+
+    def update(self, n):
+        self.n += n
+
+    def refresh(self):
+        pass
+
+    def set_postfix_str(self, *a, **k):
+        pass
+
+    def close(self):
+        pass
+
+
+def test_progress_bars_show_totals(tmp_path, monkeypatch, ds, reference):
+    import tqdm.auto
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", _RecordingBar)
+    _RecordingBar.bars = []
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("".join(d + "\n" for d in DOCS[:40]))
+    Tokenizer.train_from_files(corpus, 300, progress=True)
+    counting = _RecordingBar.bars[0]
+    assert counting.options["desc"] == "counting" and counting.options["unit"] == "B"
+    assert counting.total == counting.n == corpus.stat().st_size
+    _RecordingBar.bars = []
+    Tokenizer.train_from_iterator(ds, 300, progress=True)
+    assert _RecordingBar.bars[0].total == len(ds) == _RecordingBar.bars[0].n
+    _RecordingBar.bars = []
+    encode_to_file(reference, ds, tmp_path / "x.bin")
+    assert _RecordingBar.bars[0].total == len(ds) == _RecordingBar.bars[0].n

@@ -168,12 +168,20 @@ def _count(
             run.set_ledger("rejected_items", rejected.total())
             run.checkpoint_counting(counter, finished=finished)
 
-    with ProgressBar(opts.progress, desc="counting", unit="doc",
-                     initial=counter.documents) as bar:
+    # Files of known size show progress in bytes against their total; other inputs in
+    # documents (against a dataset's length when known).
+    sources = list(sources)
+    sizes = [source.total_bytes for source in sources]
+    by_size = bool(sources) and None not in sizes
+    progress = (
+        dict(unit="B", unit_scale=True, total=sum(n or 0 for n in sizes), initial=counter.bytes)
+        if by_size else dict(unit="doc", initial=counter.documents)
+    )
+    with ProgressBar(opts.progress, desc="counting", **progress) as bar:
         for source in sources:
             if skip and source.one_shot:
                 raise _one_shot_error(run, skip_total)
-            if source.total is not None:
+            if source.total is not None and not by_size:
                 bar.set_total(source.total)
             if skip:
                 skipped, fingerprint = source.skip(counter, skip, fingerprint)
@@ -187,9 +195,9 @@ def _count(
             done = False
             try:
                 while not done:
-                    before = counter.documents
+                    before = counter.bytes if by_size else counter.documents
                     done = source.count(counter, CALL_BYTES)
-                    bar.update(counter.documents - before)
+                    bar.update((counter.bytes if by_size else counter.documents) - before)
                     now = time.perf_counter()
                     mb = counter.bytes / 1e6
                     bar.set_postfix_str(f"{mb:,.1f} MB, {mb / max(now - started, 1e-9):,.1f} MB/s")

@@ -50,6 +50,11 @@ class Source(Protocol):
         """The number of documents, when known (for progress)."""
 
     @property
+    def total_bytes(self) -> int | None:
+        """The bytes of its documents, when known before reading (a plain text file's
+        size; for progress)."""
+
+    @property
     def rejected(self) -> dict[str, int]:
         """Items skipped as not text, by type (`on_bad_item="skip"`)."""
 
@@ -74,6 +79,7 @@ class IterableSource:
         self.name = repr(data) if isinstance(data, FileDocuments) else "the training data"
         self.one_shot = documents.is_one_shot(data)
         self.total = len(data) if isinstance(data, Sized) else None
+        self.total_bytes = None
         self.rejected: dict[str, int] = {}
         self.buffer_size = buffer_size
         # A dataset is read `buffer_size` rows at a time; under a memory limit fewer,
@@ -187,8 +193,9 @@ class ReaderSource:
     one_shot = False
     total = None
 
-    def __init__(self, path: str, kind: str, read: ReadOptions) -> None:
+    def __init__(self, path: str, kind: str, read: ReadOptions, size: int | None = None) -> None:
         self.name = path
+        self.total_bytes = size
         self.rejected: dict[str, int] = {}
         self._kind = kind
         self._read = read
@@ -212,6 +219,7 @@ class StreamSource:
 
     one_shot = False
     total = None
+    total_bytes = None
 
     def __init__(self, stream: BinaryIO, name: str, kind: str, read: ReadOptions) -> None:
         if not callable(getattr(stream, "read", None)):
@@ -320,7 +328,16 @@ def file_sources(paths: list[str], read: ReadOptions) -> Iterator[Source]:
         if kind == "parquet":
             yield ParquetSource(path, compression, read.text_column)
         else:
-            yield ReaderSource(path, kind, read)
+            # Plain text, uncompressed, one document per line: its documents are its bytes.
+            plain = kind == "text" and compression is None and read.documents != "separator"
+            yield ReaderSource(path, kind, read, _size(path) if plain else None)
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None  # the reader names the file in its error
 
 
 # ==================== Documents of files, as Python objects
