@@ -175,7 +175,7 @@ def test_encode_and_base_take_any_format(sample_tok, tmp_path, capsys):
             tok.encode("one line\n") + tok.encode("two lines\n"))
     assert main(["encode", str(corpus), "-t", str(tmp_path / "bare.tiktoken"),
                  "-o", str(tmp_path / "x.bin")]) == 1
-    assert "pass pattern=" in capsys.readouterr().err
+    assert "pass --pattern (cl100k" in capsys.readouterr().err
     out = tmp_path / "extended.json"
     assert main(["train", str(corpus), "--base", str(tmp_path / "t.tiktoken"),
                  "--vocab-size", "602", "--min-frequency", "1", "-o", str(out),

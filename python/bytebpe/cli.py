@@ -58,7 +58,7 @@ def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Train a tokenizer on files, standard input (-) or the bundled sample.",
     )
     p.add_argument("inputs", nargs="*",
-                   help="files or globs (.txt, .jsonl, .parquet, optionally .gz/.zst), or -")
+                   help="files or globs (.txt, .jsonl, .parquet; gzip, zstd, xz or bzip2 compressed), or -")
     p.add_argument("--sample", action="store_true", help="train on the bundled sample corpus")
     _add_output_options(p)
     p.add_argument("--vocab-size", type=int, default=8192)
@@ -133,6 +133,12 @@ def load_tokenizer(path: str, pattern: str | None = None) -> Tokenizer:
     """Any tokenizer file bytebpe reads, by its content (`Tokenizer.load`); `pattern` is
     used only by a bare .tiktoken ranks file (one without its sidecar)."""
     bare = loading.kind_of(path) == "tiktoken" and not os.path.exists(sidecar_path(path))
+    if bare and pattern is None:
+        raise ValueError(
+            f"{path} is a bare .tiktoken ranks file (no sidecar {sidecar_path(path)}), which "
+            "does not store its pre-tokenization pattern; pass --pattern (cl100k, o200k, "
+            "gpt2, or the regex it was trained with)"
+        )
     return Tokenizer.load(path, pattern=pattern if bare else None)
 
 
@@ -289,7 +295,7 @@ def _add_encode(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "vocabularies above 65,536), as nanoGPT reads with numpy.memmap.",
     )
     p.add_argument("inputs", nargs="+",
-                   help="files or globs (.txt, .jsonl, .parquet, optionally .gz/.zst), or -")
+                   help="files or globs (.txt, .jsonl, .parquet; gzip, zstd, xz or bzip2 compressed), or -")
     p.add_argument("-t", "--tokenizer", required=True,
                    help="any tokenizer file: bytebpe's, a run store, tokenizer.json, .tiktoken")
     p.add_argument("--pattern", default=None, help="the pattern of a bare .tiktoken file")

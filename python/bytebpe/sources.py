@@ -1,5 +1,6 @@
 """Every kind of training input behind one protocol, `Source`: in-memory iterables and
-datasets, files (plain text, JSON Lines, Parquet; gzip or zstd), binary streams.
+datasets, files (plain text, JSON Lines, Parquet; gzip, zstd, xz or bzip2), binary
+streams.
 
 The run pipeline (`run.py`) only asks a source to read past documents already counted
 (`skip`) and to count more (`count`); how the documents are found is this module's job.
@@ -32,7 +33,10 @@ CALL_BYTES = 16 << 20
 DATASET_ROWS = 256
 DOCUMENT_MODES = ("lines", "files", "separator")
 BAD_ITEM_MODES = ("error", "skip")
-COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+# Compression a name claims, by extension (the Rust reader goes by the file's magic bytes
+# and refuses a name its bytes contradict); here it only tells what is inside
+# (`rows.jsonl.xz` is JSON Lines) and how pyarrow opens a compressed Parquet file.
+COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".xz": "xz", ".bz2": "bz2"}
 
 
 class Source(Protocol):
@@ -354,7 +358,8 @@ def read_files(
     `.jsonl`/`.ndjson` files give the `text_column` field of each row, `.parquet` files
     the `text_column` column; other files give one document per line (line ending kept)
     or, with `documents="files"`, one per file, as bytes, so invalid UTF-8 reaches the
-    tokenizer intact. `.gz` and `.zst`/`.zstd` files are decompressed. Globs match as in
+    tokenizer intact. Compressed files (gzip, zstd, xz, bzip2) are decompressed, recognised
+    by their first bytes whatever their name. Globs match as in
     `Tokenizer.train_from_files` (`**` at any depth), and files are read by the same Rust
     reader, so errors name the file and line alike (to train on files,
     `Tokenizer.train_from_files` is faster: documents never become Python objects).

@@ -96,8 +96,11 @@ class Training:
         Each path may be a glob (matches in sorted order; `**` matches any depth). By
         extension: `.jsonl` / `.ndjson` give the `text_column` field of each line,
         `.parquet` the `text_column` column of each row, anything else is plain text (any
-        bytes; invalid UTF-8 is kept and counted in the loss ledger). Any of them may be
-        compressed: `.gz` or `.zst`/`.zstd`. Plain text is split into documents by
+        bytes; invalid UTF-8 is kept and counted in the loss ledger, and a file that is
+        mostly not UTF-8 gets a TrainingWarning). Any of them may be compressed with gzip,
+        zstd, xz or bzip2, recognised by the file's first bytes: a file named `.gz` (or
+        `.zst`, `.xz`, `.bz2`) that does not hold that format, and an archive or a
+        compression bytebpe does not read (zip, 7z, lz4), are errors naming the file. Plain text is split into documents by
         `documents`: "lines" (one per line, the line ending kept), "files" (one per file)
         or "separator" (the text between occurrences of `separator`, which is not part of
         the documents; an empty last document is dropped).
