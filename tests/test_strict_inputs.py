@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -141,7 +142,7 @@ def test_bytebpe_logger_reports_resumes(tmp_path, caplog):
 class _RecordingBar:
     """Stands in for tqdm: records each bar's options and progress."""
 
-    bars: list[_RecordingBar] = []
+    bars: ClassVar[list[_RecordingBar]] = []
 
     def __init__(self, **options):
         self.options, self.n = options, options.get("initial", 0)
