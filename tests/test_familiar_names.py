@@ -209,3 +209,34 @@ def test_save_pretrained_loads_in_transformers_with_padding(tok, tmp_path, monke
     assert hf.decode(tok.encode(texts[0])) == texts[0]
     with pytest.raises(ValueError, match="pad_token='<pad>' is not a special token"):
         tok.save_pretrained(tmp_path / "bad", pad_token="<pad>")
+
+
+def test_every_public_name_has_a_docstring():
+    import inspect
+
+    import bytebpe
+
+    missing = [n for n in bytebpe.__all__ if n != "__version__"
+               and not (getattr(bytebpe, n).__doc__ or "").strip()]
+    for cls in (bytebpe.Tokenizer, bytebpe.StreamingDecoder, bytebpe.RunStore):
+        for name, member in inspect.getmembers(cls):
+            if not name.startswith("_") and not (getattr(member, "__doc__", "") or "").strip():
+                missing.append(f"{cls.__name__}.{name}")
+    assert missing == []
+
+
+def test_train_phases_takes_explicit_keywords():
+    import inspect
+
+    from bytebpe import Phase
+
+    params = inspect.signature(Tokenizer.train_phases).parameters
+    for name in ("pattern", "special_tokens", "min_frequency", "num_threads", "base",
+                 "seed_merges", "memory_limit", "progress", "store", "buffer_size"):
+        assert params[name].kind is inspect.Parameter.KEYWORD_ONLY, name
+    assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    with pytest.raises(TypeError, match="unexpected keyword argument 'vocab_size'"):
+        Tokenizer.train_phases([Phase(DOCS[:10], 5)], vocab_size=300)  # type: ignore[call-arg]
+    tok = Tokenizer.train_phases([Phase(DOCS[:50], 20)], special_tokens=["<|endoftext|>"],
+                                 pattern="gpt2", progress=False)
+    assert tok.vocab_size == 277 and tok.pattern_name == "gpt2"

@@ -32,6 +32,11 @@ HELDOUT_BYTES = 32 * 10**6
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs `bytebpe ARGS` (`argv` defaults to the command line); returns the exit status.
+
+    >>> main(["export", "tok.json", "--format", "tiktoken"])   # doctest: +SKIP
+    0
+    """
     parser = argparse.ArgumentParser(prog="bytebpe", description="Byte-level BPE tokenizers.")
     parser.add_argument("--version", action="version", version=f"bytebpe {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
