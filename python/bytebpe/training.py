@@ -64,9 +64,12 @@ class Training:
         ledger.
 
         With `store`, calling again resumes an interrupted run: after counting finished,
-        without reading the data again; during counting, by reading past the documents
-        already counted (checked to be the same). `restart_counting=True` allows counting
-        from scratch when an interrupted count cannot be resumed (a one-shot iterator).
+        without counting again (the data is read once more, without counting, to check
+        it is what the store counted: other data is a StoreError; a one-shot iterator
+        cannot be checked and gets a TrainingWarning); during counting, by reading past
+        the documents already counted (checked to be the same). `restart_counting=True`
+        allows counting from scratch when an interrupted count cannot be resumed (a
+        one-shot iterator).
         """
         resolved = options.resolve(vocab_size, opts, entry="train_from_iterator",
                                    allowed=options.TRAINING_KEYS)
@@ -202,7 +205,8 @@ class Training:
         `phases` is a list of `bytebpe.Phase(data, merges)`. Seeds and special tokens come
         first; ids never move from one phase to the next. With `store` (a directory), each
         phase is its own run store (`phase-1.sqlite`, ...): calling again resumes, and a
-        finished phase is not read again. `buffer_size`, `surrogates`, `on_bad_item` and
+        finished phase is not counted again (its data is only checked, as in
+        `train_from_iterator`). `buffer_size`, `surrogates`, `on_bad_item` and
         `restart_counting` are those of `train_from_iterator`; the other keywords are the
         shared options below (`store` here is a directory).
 
