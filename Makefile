@@ -22,7 +22,7 @@ build-dev: ## rebuild the native module (editable install) after Rust changes
 wheel: ## build the abi3 wheel (one for every CPython >= 3.9) into dist/
 	$(PYTHON) -m pip install --quiet 'maturin>=1.7,<2'
 	rm -f dist/bytebpe-*.whl
-	maturin build --release --out dist
+	$(PYTHON) -m maturin build --release --out dist
 
 # CI compiles once: the wheel it ships is the build the tests run against (installed over
 # any editable install, with what the tests and lints need), then the smoke test installs
