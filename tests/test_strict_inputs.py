@@ -179,3 +179,11 @@ def test_progress_bars_show_totals(tmp_path, monkeypatch, ds, reference):
     _RecordingBar.bars = []
     encode_to_file(reference, ds, tmp_path / "x.bin")
     assert _RecordingBar.bars[0].total == len(ds) == _RecordingBar.bars[0].n
+
+
+def test_dataframe_is_refused_naming_the_columns(ds):
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({"text": DOCS[:10], "n": range(10)})
+    with pytest.raises(TypeError, match=r"pandas DataFrame with the columns \['text', 'n'\].*data\['text'\]"):
+        train(df)
+    assert train(df["text"]) == train(DOCS[:10])  # a Series of text is documents

@@ -111,6 +111,14 @@ def check_top_level(data: object, text_column: str, what: str) -> None:
             f"text column, e.g. data[{column!r}], or the dataset itself; for one row, "
             "pass [row]"
         )
+    if type(data).__name__ == "DataFrame":  # pandas and polars iterate over column names
+        columns = [str(c) for c in list(getattr(data, "columns", []))[:20]]
+        column = text_column if text_column in columns else (columns[0] if columns else "text")
+        raise TypeError(
+            f"{what} is a {type(data).__module__.split('.')[0]} DataFrame with the columns "
+            f"{columns}: iterating it would give the column names. Pass its text column, "
+            f"e.g. data[{column!r}]"
+        )
     if not isinstance(data, Iterable) and not is_hf_dataset(data):
         raise TypeError(f"{what} must be iterable, not {type(data).__name__}")
 
