@@ -1,7 +1,7 @@
 # Plain verbs for the development loop. `make check` (tests and lints) is what CI runs (.ci/run).
 PYTHON ?= python3
 
-.PHONY: help demo install install-test build-dev wheel install-wheel wheel-smoke check test test-rust test-python test-slow lint lint-checks fmt bench bench-core fuzz
+.PHONY: help demo install install-test install-browser build-dev wheel install-wheel wheel-smoke check test test-rust test-python test-slow lint lint-checks fmt bench bench-core fuzz
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -19,7 +19,7 @@ install-test: ## install the package (editable) with everything the tests and li
 build-dev: ## rebuild the native module (editable install) after Rust changes
 	$(PYTHON) -m pip install -e . --no-deps --no-build-isolation
 
-wheel: ## build the abi3 wheel (one for every CPython >= 3.9) into dist/
+wheel: ## build the abi3 wheel (one for every CPython >= 3.10) into dist/
 	$(PYTHON) -m pip install --quiet 'maturin>=1.7,<2'
 	rm -f dist/bytebpe-*.whl
 	$(PYTHON) -m maturin build --release --out dist
@@ -35,9 +35,12 @@ install-wheel: wheel ## install the built wheel with everything the tests and li
 wheel-smoke: ## install dist/'s wheel in fresh venvs (no Rust on PATH) and smoke-test it
 	PYTHON=$(PYTHON) bash tools/wheel_smoke.sh dist
 
-check: install-wheel test-rust test-python lint-checks wheel-smoke ## what CI runs: every test and lint, on the wheel
+install-browser: ## Debian's chromium + chromedriver for the report's browser tests (apt-get, only if missing)
+	bash tools/install_browser.sh
 
-test: install-test test-rust test-python ## install test dependencies, run every test
+check: install-wheel install-browser test-rust test-python lint-checks wheel-smoke ## what CI runs: every test and lint, on the wheel
+
+test: install-test install-browser test-rust test-python ## install test dependencies, run every test
 
 test-rust:
 	cargo test

@@ -13,9 +13,10 @@
 
 use std::io::Read;
 
+use bytebpe::document::Document;
 use bytebpe::pretokenize::Pattern;
 use bytebpe::special::SpecialTokens;
-use bytebpe::train::{self, Document, TrainConfig, WordCounter};
+use bytebpe::train::{self, TrainConfig, WordCounter};
 use bytebpe::Tokenizer;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 

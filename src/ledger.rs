@@ -2,52 +2,17 @@
 //! ordinary text, by kind. Per-chunk ledgers are summed, so the totals are exact for any
 //! thread count; the kept examples are the earliest ones, so they are deterministic too.
 
+use crate::utf8::{invalid_sequences, InvalidKind};
+
 /// How many example positions to keep per kind of invalid UTF-8.
 pub const EXAMPLES: usize = 5;
-
-/// Why a stretch of bytes is not valid UTF-8.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum InvalidKind {
-    /// A continuation byte (0x80-0xBF) with no lead byte before it.
-    StrayContinuation = 0,
-    /// 0xC0, 0xC1 or 0xF5-0xFF, which never occur in UTF-8.
-    NeverValid = 1,
-    /// A lead byte whose sequence is cut short.
-    Truncated = 2,
-    /// A longer encoding of a character than needed (0xE0 0x80-0x9F, 0xF0 0x80-0x8F).
-    Overlong = 3,
-    /// An encoded UTF-16 surrogate (0xED 0xA0-0xBF ..), as "surrogatepass" writes.
-    Surrogate = 4,
-    /// A code point above U+10FFFF (0xF4 0x90-0xBF ..).
-    TooLarge = 5,
-}
-
-pub const INVALID_KINDS: [InvalidKind; 6] = [
-    InvalidKind::StrayContinuation,
-    InvalidKind::NeverValid,
-    InvalidKind::Truncated,
-    InvalidKind::Overlong,
-    InvalidKind::Surrogate,
-    InvalidKind::TooLarge,
-];
-
-impl InvalidKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            InvalidKind::StrayContinuation => "stray_continuation",
-            InvalidKind::NeverValid => "never_valid",
-            InvalidKind::Truncated => "truncated",
-            InvalidKind::Overlong => "overlong",
-            InvalidKind::Surrogate => "surrogate",
-            InvalidKind::TooLarge => "too_large",
-        }
-    }
-}
 
 /// Counters of one counting run (or one chunk of it).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Ledger {
+    /// Documents counted (a document read in chunks counts once, with its last chunk).
     pub documents: u64,
+    /// Bytes of documents counted.
     pub bytes: u64,
     /// Bytes that are not valid UTF-8, by `InvalidKind` (kept as one-byte pieces).
     pub invalid_bytes: [u64; 6],
@@ -66,6 +31,7 @@ pub struct Ledger {
 }
 
 impl Ledger {
+    /// Adds `other`'s counters to these, keeping the earliest examples of both.
     pub fn absorb(&mut self, other: &Ledger) {
         self.documents += other.documents;
         self.bytes += other.bytes;
@@ -101,48 +67,16 @@ impl Ledger {
     /// Counts the invalid UTF-8 in `data`, a part of document `doc` starting at byte
     /// `base` of it (a document read in chunks), so offsets are the document's own.
     pub fn tally_invalid_at(&mut self, data: &[u8], doc: u64, base: u64) {
-        let mut at = 0;
-        while at < data.len() {
-            let rest = &data[at..];
-            let bad_start = match std::str::from_utf8(rest) {
-                Ok(_) => return,
-                Err(e) => at + e.valid_up_to(),
-            };
-            let (kind, len) = classify(&data[bad_start..]);
-            self.invalid_bytes[kind as usize] += len as u64;
-            if kind == InvalidKind::Surrogate && len == 3 {
+        for bad in invalid_sequences(data) {
+            self.invalid_bytes[bad.kind as usize] += bad.len as u64;
+            if bad.kind == InvalidKind::Surrogate && bad.len == 3 {
                 self.surrogates += 1;
             }
-            if self.invalid_examples.iter().filter(|(k, _, _)| *k == kind).count() < EXAMPLES {
-                self.invalid_examples.push((kind, doc, base + bad_start as u64));
+            if self.invalid_examples.iter().filter(|(k, _, _)| *k == bad.kind).count() < EXAMPLES {
+                self.invalid_examples.push((bad.kind, doc, base + bad.start as u64));
             }
-            at = bad_start + len;
         }
     }
-}
-
-/// The kind of the invalid sequence at the start of `bad`, and how many bytes it spans:
-/// the lead byte plus the continuation bytes that follow it (up to the sequence length).
-/// Every byte it spans is invalid: a continuation byte can never start a character.
-fn classify(bad: &[u8]) -> (InvalidKind, usize) {
-    let lead = bad[0];
-    let needed = match lead {
-        0x80..=0xBF => return (InvalidKind::StrayContinuation, 1),
-        0xC0 | 0xC1 | 0xF5..=0xFF => return (InvalidKind::NeverValid, 1),
-        0xC2..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        _ => 4,
-    };
-    let follow =
-        bad[1..].iter().take(needed - 1).take_while(|b| (0x80..=0xBF).contains(*b)).count();
-    let second = bad.get(1).copied().unwrap_or(0);
-    let kind = match (lead, second) {
-        (0xE0, 0x80..=0x9F) | (0xF0, 0x80..=0x8F) => InvalidKind::Overlong,
-        (0xED, 0xA0..=0xBF) => InvalidKind::Surrogate,
-        (0xF4, 0x90..=0xBF) => InvalidKind::TooLarge,
-        _ => InvalidKind::Truncated,
-    };
-    (kind, 1 + follow)
 }
 
 #[cfg(test)]
@@ -165,17 +99,9 @@ mod tests {
     }
 
     #[test]
-    fn total_matches_the_invalid_byte_split() {
+    fn surrogates_are_counted() {
         let data = b"\xed\xa0\x80\xed\xbf\xbf a\xe2\x82\xe2\x82\xac \xf0\x9f\x98 \xc3";
-        let mut invalid = 0;
-        crate::pretokenize::for_each_utf8_run(data, |run| {
-            if let crate::pretokenize::Utf8Run::Invalid(b) = run {
-                invalid += b.len() as u64;
-            }
-            Ok::<(), ()>(())
-        })
-        .unwrap();
-        assert_eq!(tally(data).invalid_bytes.iter().sum::<u64>(), invalid);
+        assert_eq!(tally(data).invalid_bytes.iter().sum::<u64>(), crate::utf8::invalid_bytes(data));
         assert_eq!(tally(data).surrogates, 2);
     }
 

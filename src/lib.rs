@@ -1,19 +1,29 @@
 //! bytebpe: a byte-level BPE trainer and encoder.
 //!
-//! The core is plain Rust; the Python binding lives in [`py`] behind the `python` feature,
+//! The core is plain Rust; the Python binding lives in `py` behind the `python` feature,
 //! so `cargo test` never links libpython. See `docs/design.md` for how the parts fit.
+//!
+//! The modules are listed in layers: each imports only from the modules above it
+//! (`tests/layers.rs` checks this), so none import each other.
 
+// Layer 0: nothing from the crate but `Rank`.
+pub mod document;
+pub mod error;
+pub mod parallel;
+pub mod utf8;
+// Layer 1: building blocks.
+pub mod fingerprint;
+pub mod ledger;
+pub mod pretokenize;
+pub mod special;
+pub mod vocab;
+// Layer 2: encoding, decoding, the tokenizer, reading input.
 pub mod decode;
 pub mod encode;
-pub mod error;
-pub mod ledger;
-pub mod parallel;
-pub mod pretokenize;
 pub mod read;
-pub mod special;
 pub mod tokenizer;
+// Layer 3: training.
 pub mod train;
-pub mod vocab;
 
 #[cfg(feature = "python")]
 mod py;

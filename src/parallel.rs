@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use rayon::{ThreadPool, ThreadPoolBuilder};
 
 struct Pools {
+    /// The process the pools were built in.
     pid: u32,
     /// One pool per requested thread count, built on first use.
     by_threads: Vec<(usize, Arc<ThreadPool>)>,

@@ -3,19 +3,22 @@
 use rayon::prelude::*;
 
 use crate::decode;
+use crate::document::Document;
 use crate::encode::{self, encode_piece};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::pretokenize::Pattern;
 use crate::special::{Part, SpecialTokens};
-use crate::train::Document;
 use crate::vocab::Vocab;
 use crate::Rank;
 
 #[derive(Debug, Clone)]
 pub struct Tokenizer {
+    /// The mergeable tokens and their merge log.
     vocab: Vocab,
+    /// How text is split into pieces before merging (training used the same).
     pattern: Pattern,
+    /// Special tokens, with ids above the mergeable tokens or in their holes.
     specials: SpecialTokens,
 }
 

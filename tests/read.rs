@@ -2,10 +2,12 @@
 
 use std::io::Write;
 
+use bytebpe::document::Document;
 use bytebpe::pretokenize::Pattern;
-use bytebpe::read::{self, Delimit, DocumentReader, ReadOptions};
+use bytebpe::read::{Delimit, DocumentReader, ReadOptions};
 use bytebpe::special::SpecialTokens;
-use bytebpe::train::{Document, WordCounter};
+use bytebpe::train::feed::count_from;
+use bytebpe::train::WordCounter;
 use bytebpe::Error;
 
 fn counter() -> WordCounter {
@@ -31,9 +33,7 @@ fn text() -> Vec<u8> {
 fn count_file(path: &str, opts: ReadOptions) -> Result<WordCounter, (Error, u64)> {
     let mut c = counter();
     let mut reader = DocumentReader::open(path, opts).map_err(|e| (e, 0))?;
-    while !read::count_from(&mut c, &mut reader, 1 << 14, Some(2))
-        .map_err(|e| (e, c.documents()))?
-    {}
+    while !count_from(&mut c, &mut reader, 1 << 14, Some(2)).map_err(|e| (e, c.documents()))? {}
     Ok(c)
 }
 

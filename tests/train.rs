@@ -1,8 +1,10 @@
 //! The training core without Python: hand-worked cases and determinism.
 
+use bytebpe::document::Document;
 use bytebpe::pretokenize::Pattern;
 use bytebpe::special::SpecialTokens;
-use bytebpe::train::{self, Document, MergeRecord, TrainConfig, WordCounter};
+use bytebpe::train::{self, TrainConfig, WordCounter};
+use bytebpe::vocab::MergeRecord;
 use bytebpe::{Error, Tokenizer};
 
 fn counter(pattern: &str) -> WordCounter {

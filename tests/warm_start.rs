@@ -1,9 +1,10 @@
 //! Warm starts and seeds in the core: extending keeps ids and continues exactly where a
 //! longer run would have gone.
 
+use bytebpe::document::Document;
 use bytebpe::pretokenize::Pattern;
 use bytebpe::special::SpecialTokens;
-use bytebpe::train::{self, warm, Document, TrainConfig, WordCounter};
+use bytebpe::train::{self, warm, TrainConfig, WordCounter};
 use bytebpe::{Error, Tokenizer};
 
 fn corpus() -> Vec<String> {

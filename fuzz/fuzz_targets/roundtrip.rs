@@ -6,7 +6,8 @@ use std::sync::OnceLock;
 
 use bytebpe::pretokenize::Pattern;
 use bytebpe::special::SpecialTokens;
-use bytebpe::train::{self, Document, TrainConfig, WordCounter};
+use bytebpe::document::Document;
+use bytebpe::train::{self, TrainConfig, WordCounter};
 use bytebpe::Tokenizer;
 use libfuzzer_sys::fuzz_target;
 

@@ -19,6 +19,7 @@ from bytebpe import __version__, arrays, loading, store
 from bytebpe.interop.tiktoken import sidecar_path
 from bytebpe.ledger import format_report
 from bytebpe.options import TrainingOptions, parse_memory_limit
+from bytebpe.report import cli as report_cli
 from bytebpe.run import INVALID_UTF8_SHARE
 from bytebpe.sample import sample_documents
 from bytebpe.sources import read_files
@@ -44,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     _add_encode(commands)
     _add_inspect(commands)
     _add_export(commands)
+    report_cli.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         status: int = args.run(args)

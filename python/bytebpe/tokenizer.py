@@ -22,6 +22,7 @@ from bytebpe import (
     interop,
     loading,
     patterns,
+    report_page,
     special_policy,
 )
 from bytebpe.checks import (
@@ -435,6 +436,23 @@ class Tokenizer(Training, FamiliarNames):
         items, dropped word mass), and what decoding with this tokenizer replaced,
         ignored or could not find. A clean run shows zeros."""
         return self._ledger.report()
+
+    def report(
+        self,
+        eval: report_page.EvalSpec = None,  # the name report users know (shadows the builtin)
+        baseline: Tokenizer | None = None,
+        *,
+        max_eval_bytes: int = report_page.DEFAULT_MAX_BYTES,
+        title: str | None = None,
+    ) -> report_page.Report:
+        """An interactive HTML report of this tokenizer: its merge tree, growth,
+        compression and fairness on `eval` sets ({name: files, a glob or documents}; the
+        bundled held-out sample by default), composition, health and losses, compared
+        with `baseline` when given. Shows inline in Jupyter; `.save(path)` writes the
+        page (self-contained, no network). Needs numpy (`bytebpe[report]`)."""
+        return report_page.build_report(
+            self, eval, baseline, max_eval_bytes=max_eval_bytes, title=title
+        )
 
     # ==================== Saving and loading
 

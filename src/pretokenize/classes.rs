@@ -73,7 +73,10 @@ pub const FOLDS: [(char, &[char]); 8] = [
 
 /// The two-level flag table (see the module comment).
 pub struct Table {
+    /// `index[cp >> 8]`: the block holding the flags of the 256 code points from
+    /// `cp & !0xFF`.
     index: Box<[u16]>,
+    /// 256-byte blocks of flags, identical blocks stored once, block 0 first.
     blocks: Box<[u8]>,
 }
 

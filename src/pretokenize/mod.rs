@@ -12,6 +12,7 @@
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
+use crate::utf8::{for_each_utf8_run, Utf8Run};
 
 mod cl100k;
 mod classes;
@@ -242,36 +243,6 @@ impl Pattern {
             }
         })
     }
-}
-
-/// A stretch of a byte string: valid text, or bytes that are not part of valid UTF-8.
-pub enum Utf8Run<'t> {
-    Text(&'t str),
-    Invalid(&'t [u8]),
-}
-
-/// Walks `data` as alternating runs of valid UTF-8 and invalid bytes, in order.
-pub fn for_each_utf8_run<'t, E>(
-    mut data: &'t [u8],
-    mut visit: impl FnMut(Utf8Run<'t>) -> Result<(), E>,
-) -> Result<(), E> {
-    while !data.is_empty() {
-        match std::str::from_utf8(data) {
-            Ok(text) => return visit(Utf8Run::Text(text)),
-            Err(e) => {
-                let valid = e.valid_up_to();
-                if valid > 0 {
-                    // SAFETY: from_utf8 just checked that data[..valid] is UTF-8.
-                    visit(Utf8Run::Text(unsafe { std::str::from_utf8_unchecked(&data[..valid]) }))?;
-                }
-                // None: an incomplete sequence at the very end; all of it is invalid.
-                let bad = e.error_len().unwrap_or(data.len() - valid);
-                visit(Utf8Run::Invalid(&data[valid..valid + bad]))?;
-                data = &data[valid + bad..];
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

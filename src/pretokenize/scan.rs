@@ -10,9 +10,11 @@ use super::classes::{self, Table, FOLDS, SPACE, WORDISH};
 /// A text being split. Positions are byte offsets on character boundaries.
 #[derive(Clone, Copy)]
 pub struct Text<'t> {
+    /// The text's bytes (valid UTF-8).
     pub bytes: &'t [u8],
     /// Flags of the ASCII characters (block 0 of the table), for the fast path.
     ascii: &'static [u8; 128],
+    /// Flags of every character.
     table: &'static Table,
 }
 

@@ -4,7 +4,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::ledger::{Ledger, INVALID_KINDS};
+use crate::ledger::Ledger;
+use crate::utf8::INVALID_KINDS;
 
 pub fn to_dict<'py>(py: Python<'py>, ledger: &Ledger) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);

@@ -1,6 +1,7 @@
 //! The Python binding (`bytebpe._bytebpe`). Converts arguments, runs the core detached,
 //! converts results; policy and friendly errors live in the Python facade.
 
+mod convert;
 mod enter;
 mod errors;
 mod ledger;

@@ -46,21 +46,17 @@ impl DocumentReader {
         let delimit = match (documents, separator) {
             ("lines", None) => Delimit::Lines,
             ("files", None) => Delimit::Whole,
-            ("separator", Some(sep)) if !sep.is_empty() => Delimit::Separator(sep),
+            ("separator", Some(sep)) => Delimit::Separator(sep),
             _ => {
                 return Err(PyValueError::new_err(format!(
-                    "documents={documents:?} needs a non-empty separator exactly when it is \
-                     \"separator\""
+                    "documents={documents:?} needs a separator exactly when it is \"separator\""
                 )))
             }
         };
-        if chunk_size == 0 {
-            return Err(PyValueError::new_err("chunk_size must be at least 1"));
-        }
         let options = ReadOptions { delimit, jsonl_field, cuts, chunk_size, threads: num_threads };
         let reader = match path {
             Some(path) => detached_quiet(py, || read::DocumentReader::open(path, options))?,
-            None => read::DocumentReader::fed(name, options),
+            None => read::DocumentReader::fed(name, options).map_err(to_py)?,
         };
         Ok(Self { inner: Mutex::new(reader) })
     }

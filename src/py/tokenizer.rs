@@ -8,18 +8,19 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList};
 
-use super::trainer::{held_document, HeldDocument};
-
+use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, MergeTuple};
 use super::enter::detached_quiet;
 use super::errors::to_py;
+use crate::document::Document;
 use crate::pretokenize::Pattern;
-use crate::train::{self, Document, MergeRecord};
+use crate::train;
 use crate::vocab::Vocab;
 use crate::{Rank, Tokenizer};
 
 /// Immutable, so one instance is shared by many threads without locks.
 #[pyclass(frozen, module = "bytebpe._bytebpe")]
 pub struct CoreTokenizer {
+    /// The core tokenizer, shared with detached work.
     pub(super) inner: Arc<Tokenizer>,
     /// One Python int per token id, made on first use: token lists are built from these
     /// shared objects instead of allocating an int per token (most ids are above 256,
@@ -59,17 +60,6 @@ fn build(
             Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
         Ok(CoreTokenizer::new(tokenizer))
     })
-}
-
-/// A merge record as Python sees it: (left, right, token, count).
-pub(super) type MergeTuple = (Rank, Rank, Rank, u64);
-
-pub(super) fn merge_record((left, right, token, count): MergeTuple) -> MergeRecord {
-    MergeRecord { left, right, token, count }
-}
-
-pub(super) fn merge_tuple(m: &MergeRecord) -> MergeTuple {
-    (m.left, m.right, m.token, m.count)
 }
 
 #[pymethods]

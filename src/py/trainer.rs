@@ -5,44 +5,25 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
+use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, MergeTuple};
 use super::enter::{detached, detached_quiet};
 use super::errors::to_py;
 use super::ledger;
 use super::reader::DocumentReader;
-use super::tokenizer::{merge_record, merge_tuple, CoreTokenizer, MergeTuple};
+use super::tokenizer::CoreTokenizer;
+use crate::document::Document;
+use crate::fingerprint::{fingerprint, EMPTY_FINGERPRINT};
 use crate::ledger::Ledger;
 use crate::pretokenize::Pattern;
 use crate::special::SpecialTokens;
-use crate::train::count::EMPTY_FINGERPRINT;
-use crate::train::{self, Budget, Document, MergeRecord, Progress, TrainConfig};
-
-/// A document kept alive as a Python object while the GIL is released.
-pub(super) enum HeldDocument {
-    Text(PyBackedStr),
-    Bytes(PyBackedBytes),
-}
-
-impl HeldDocument {
-    pub(super) fn document(&self) -> Document<'_> {
-        match self {
-            HeldDocument::Text(s) => Document { data: s.as_bytes(), is_text: true },
-            HeldDocument::Bytes(b) => Document { data: b, is_text: false },
-        }
-    }
-}
-
-/// Holds a `str` (valid UTF-8 only) or `bytes`/`bytearray` document.
-pub(super) fn held_document(item: &Bound<'_, PyAny>) -> PyResult<HeldDocument> {
-    if let Ok(text) = item.cast::<PyString>() {
-        return Ok(HeldDocument::Text(PyBackedStr::try_from(text.clone())?));
-    }
-    Ok(HeldDocument::Bytes(item.extract()?))
-}
+use crate::train::{self, Budget, Progress, TrainConfig};
+use crate::vocab::MergeRecord;
 
 #[pyclass(module = "bytebpe._bytebpe")]
 pub struct WordCounter {
     /// Taken by `train`; a counter trains once.
     inner: Option<train::WordCounter>,
+    /// Threads for counting and merging (default: all cores).
     threads: Option<usize>,
     /// Keep lone surrogates as their "surrogatepass" bytes instead of refusing them.
     surrogatepass: bool,
@@ -50,8 +31,12 @@ pub struct WordCounter {
 
 impl WordCounter {
     fn counter(&mut self) -> PyResult<&mut train::WordCounter> {
-        self.inner.as_mut().ok_or_else(|| PyValueError::new_err("this counter already trained"))
+        self.inner.as_mut().ok_or_else(already_trained)
     }
+}
+
+fn already_trained() -> PyErr {
+    PyValueError::new_err("this counter already trained")
 }
 
 #[pymethods]
@@ -109,7 +94,7 @@ impl WordCounter {
         let counter = self.counter()?;
         let reader = reader.get();
         detached_quiet(py, move || {
-            crate::read::count_from(counter, &mut reader.lock(), max_bytes, threads)
+            train::feed::count_from(counter, &mut reader.lock(), max_bytes, threads)
         })
     }
 
@@ -152,7 +137,7 @@ impl WordCounter {
     fn fingerprint_of(items: &Bound<'_, PyList>, seed: u64) -> PyResult<u64> {
         let held = items.iter().map(|d| held_document(&d)).collect::<PyResult<Vec<_>>>()?;
         let docs: Vec<Document<'_>> = held.iter().map(HeldDocument::document).collect();
-        Ok(train::count::fingerprint(seed, &docs))
+        Ok(fingerprint(seed, &docs))
     }
 
     /// The word table, serialized (for the run store's snapshot).
@@ -226,10 +211,8 @@ impl WordCounter {
         start: Option<PyRef<'_, CoreTokenizer>>,
     ) -> PyResult<CoreTokenizer> {
         let config = TrainConfig { vocab_size, min_frequency, threads: self.threads };
-        let specials = self.counter()?.specials().len();
-        config.validate(specials).map_err(to_py)?;
+        let counter = self.inner.take().ok_or_else(already_trained)?;
         let start = start.map(|s| s.inner.clone());
-        let counter = self.inner.take().expect("checked above");
         let replay: Vec<MergeRecord> = replay.into_iter().map(merge_record).collect();
         let tokenizer = detached(py, move |reattach| {
             let mut observe = |p: Progress<'_>| {
@@ -249,6 +232,8 @@ impl WordCounter {
 }
 
 impl WordCounter {
+    /// Holds a `str` or `bytes`/`bytearray` item. A `str` with a lone surrogate raises
+    /// Python's own `UnicodeEncodeError` unless `surrogatepass` keeps its bytes.
     fn hold(&self, item: &Bound<'_, PyAny>, index: u64) -> PyResult<HeldDocument> {
         if let Ok(text) = item.cast::<PyString>() {
             return match PyBackedStr::try_from(text.clone()) {
@@ -257,15 +242,7 @@ impl WordCounter {
                     let bytes = item.call_method1("encode", ("utf-8", "surrogatepass"))?;
                     Ok(HeldDocument::Bytes(bytes.extract()?))
                 }
-                Err(err) => {
-                    let start = err.value(item.py()).getattr("start").ok();
-                    let at = start.map(|s| format!(" at character {s}")).unwrap_or_default();
-                    Err(PyValueError::new_err(format!(
-                        "document {index} contains a lone surrogate{at}, which is not valid \
-                         text; pass surrogates=\"surrogatepass\" to keep it reversibly, or \
-                         clean the text"
-                    )))
-                }
+                Err(err) => Err(err),
             };
         }
         if item.is_instance_of::<PyBytes>() || item.is_instance_of::<pyo3::types::PyByteArray>() {

@@ -121,8 +121,11 @@ fn compression_of(path: &str, head: &[u8]) -> Result<Compression> {
 
 /// An open input: decompressed bytes, with the count of raw bytes read for errors.
 pub struct Source {
+    /// The decompressed bytes.
     reader: Box<dyn Read + Send>,
+    /// How the file is compressed (named in errors).
     compression: Compression,
+    /// Raw (compressed) bytes read so far, shared with the `Counted` file under `reader`.
     raw_read: Arc<AtomicU64>,
 }
 
@@ -189,7 +192,9 @@ fn is_format_error(e: &io::Error) -> bool {
 
 /// Counts the raw bytes read through it.
 struct Counted {
+    /// The file.
     inner: File,
+    /// Bytes read from it so far.
     read: Arc<AtomicU64>,
 }
 

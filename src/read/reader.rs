@@ -5,21 +5,35 @@ use rayon::prelude::*;
 use super::jsonl;
 use super::open::Source;
 use super::split::{Batch, Delimit, Splitter};
+use crate::document::Segment;
 use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprinter;
 use crate::parallel;
-use crate::train::{Fingerprinter, Segment};
 
 /// How to read an input.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
+    /// Where documents end.
     pub delimit: Delimit,
     /// JSON Lines: the field holding the text (then `delimit` must be `Lines`).
     pub jsonl_field: Option<String>,
     /// Long documents may be cut at safe points (see `cut.rs`).
     pub cuts: bool,
-    /// Bytes read at a time, and the size past which a long document is cut.
+    /// Bytes read at a time, and the size past which a long document is cut (0 acts as 1).
     pub chunk_size: usize,
+    /// Threads for parsing JSON Lines (default: all cores).
     pub threads: Option<usize>,
+}
+
+impl ReadOptions {
+    /// Refuses what the splitter cannot work with: an empty separator (every position
+    /// would end a document).
+    fn check(&self) -> Result<()> {
+        if self.delimit == Delimit::Separator(Vec::new()) {
+            return Err(Error::InvalidConfig("the document separator is empty".into()));
+        }
+        Ok(())
+    }
 }
 
 pub struct DocumentReader {
@@ -27,7 +41,9 @@ pub struct DocumentReader {
     name: String,
     /// The file; `None` when bytes are fed (`feed`, `finish`).
     source: Option<Source>,
+    /// How to read it.
     options: ReadOptions,
+    /// Cuts the byte stream into documents (and long ones into parts).
     splitter: Splitter,
     /// Split but not yet handed out (raw lines for JSON Lines).
     ready: Batch,
@@ -46,14 +62,17 @@ pub struct DocumentReader {
 }
 
 impl DocumentReader {
+    /// A reader of the file at `path`, decompressed by its extension.
     pub fn open(path: &str, options: ReadOptions) -> Result<Self> {
+        options.check()?;
         let source = Source::open(path)?;
         Ok(Self::new(path.to_owned(), Some(source), options))
     }
 
     /// A reader of bytes given by `feed`, up to `finish`.
-    pub fn fed(name: &str, options: ReadOptions) -> Self {
-        Self::new(name.to_owned(), None, options)
+    pub fn fed(name: &str, options: ReadOptions) -> Result<Self> {
+        options.check()?;
+        Ok(Self::new(name.to_owned(), None, options))
     }
 
     fn new(name: String, source: Option<Source>, options: ReadOptions) -> Self {

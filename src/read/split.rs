@@ -22,14 +22,18 @@ pub enum Delimit {
 /// A batch of documents or document parts, in one buffer.
 #[derive(Debug, Default)]
 pub struct Batch {
+    /// The documents' bytes, one after another.
     pub data: Vec<u8>,
+    /// Where each document (or part) is in `data`, in order.
     pub spans: Vec<Span>,
 }
 
 /// One document, or a part of one, in `Batch::data`.
 #[derive(Debug, Clone, Copy)]
 pub struct Span {
+    /// Where the part starts in `Batch::data`.
     pub start: usize,
+    /// Where it ends (exclusive).
     pub end: usize,
     /// Valid UTF-8 promised (JSON text).
     pub is_text: bool,
@@ -58,9 +62,11 @@ impl Batch {
 
 #[derive(Debug)]
 pub struct Splitter {
+    /// Where documents end.
     delimit: Delimit,
     /// Cut long documents at safe points.
     cuts: bool,
+    /// A document longer than this is cut at the last safe point (with `cuts`).
     chunk_size: usize,
     /// The current document's bytes not emitted yet (with a possible partial separator).
     pending: Vec<u8>,

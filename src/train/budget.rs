@@ -125,6 +125,7 @@ pub struct CostByCount {
     small: Vec<u64>,
     /// (count, bytes) for larger counts (few words).
     large: Vec<(u64, u64)>,
+    /// The bytes of all entries.
     total: u64,
 }
 

@@ -13,31 +13,16 @@ use std::time::{Duration, Instant};
 use ahash::AHashMap;
 use dary_heap::OctonaryHeap;
 use rayon::prelude::*;
-use smallvec::SmallVec;
 
+use super::candidate::Candidate;
+use super::rewrite::{rewrite, Delta, Pair, Word};
 use crate::error::{Error, Result};
 use crate::parallel;
-use crate::vocab::next_free;
+use crate::vocab::{Growth, MergeRecord};
 use crate::Rank;
 
-/// Two adjacent token ids.
-pub type Pair = (Rank, Rank);
-
-/// A word as token ids, inline up to 6 tokens: most words are short, and a merge touches
-/// words scattered over memory, so keeping the tokens beside the word's slot saves a cache
-/// miss per word touched (the merge loop's main cost).
-type Word = SmallVec<[Rank; 6]>;
-
-/// One step of training.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MergeRecord {
-    pub left: Rank,
-    pub right: Rank,
-    /// The resulting token: a new id, or an existing one when its bytes were already a token.
-    pub token: Rank,
-    /// The pair's count when it was merged.
-    pub count: u64,
-}
+/// The merge loop's growing vocabulary: token bytes shared with the heap entries.
+pub type Tokens = Growth<Rc<[u8]>>;
 
 /// When training stops.
 #[derive(Debug, Clone, Copy)]
@@ -64,80 +49,39 @@ pub type Observer<'a> = dyn FnMut(Progress<'_>) -> Result<()> + 'a;
 
 const REPORT_EVERY: Duration = Duration::from_millis(100);
 
-/// A heap entry. Ordered so that the max is the pair to merge next.
-struct Candidate {
-    count: u64,
-    pair: Pair,
-    left: Rc<[u8]>,
-    right: Rc<[u8]>,
-}
-
-impl Ord for Candidate {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.count
-            .cmp(&other.count)
-            // Smaller bytes win ties, so they compare as greater.
-            .then_with(|| other.left.cmp(&self.left))
-            .then_with(|| other.right.cmp(&self.right))
-    }
-}
-
-impl PartialOrd for Candidate {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Candidate {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Candidate {}
-
 /// The state of a training run.
 struct Merger {
     /// Each distinct word as token ids.
     words: Vec<Word>,
     /// How often each word occurs.
     word_counts: Vec<u64>,
-    /// Token id -> bytes (empty: a hole). Shared with heap entries, which compare by bytes.
-    tokens: Vec<Rc<[u8]>>,
-    /// Ids new tokens skip (special tokens of the tokenizer training started from).
-    reserved: Vec<Rank>,
-    /// Bytes -> token id, to reuse a token when a merge reaches existing bytes.
-    ids: AHashMap<Rc<[u8]>, Rank>,
+    /// The tokens so far. Their bytes are shared with heap entries, which compare by bytes.
+    growth: Tokens,
+    /// The current count of every pair that occurs.
     pair_counts: AHashMap<Pair, u64>,
     /// Words each pair occurs in (may hold words that no longer have it).
     pair_words: AHashMap<Pair, Vec<u32>>,
+    /// Candidates to merge (lazy: an entry's count may be stale, see `pop_best`).
     heap: OctonaryHeap<Candidate>,
     /// Threads for rewriting words in large merges.
     threads: usize,
 }
 
-/// Where training starts: token bytes by id (empty: a hole) and the ids new tokens skip.
-/// A fresh run starts from the 256 single bytes; a warm start from an existing vocabulary.
-pub struct Start {
-    pub tokens: Vec<Vec<u8>>,
-    pub reserved: Vec<Rank>,
-}
-
-/// Trains on `words` (token ids of `start`, count). Returns the token bytes by id and the
-/// merge log of the new merges.
+/// Trains on `words` (token ids of `growth`, count), growing `growth`. Returns it grown
+/// and the merge log of the new merges.
 ///
 /// `replay` is a merge log from an earlier run on the same words (a resumed run): its
 /// merges are recomputed and must match record for record, then training goes on. Only
 /// merges past `replay` are reported as new.
 pub fn train(
     words: Vec<(Vec<Rank>, u64)>,
-    start: Start,
+    growth: Tokens,
     stop: StopRule,
     replay: &[MergeRecord],
     observe: &mut Observer<'_>,
-) -> Result<(Vec<Vec<u8>>, Vec<MergeRecord>)> {
+) -> Result<(Tokens, Vec<MergeRecord>)> {
     let threads = stop.threads.unwrap_or_else(parallel::default_threads);
-    let mut merger = Merger::new(words, start, threads);
+    let mut merger = Merger::new(words, growth, threads);
     merger.count_pairs(&mut |created| observe(Progress { created, new_merges: &[] }))?;
     let mut merges = Vec::new();
     let mut created = 0;
@@ -150,9 +94,12 @@ pub fn train(
         if count < stop.min_frequency {
             break;
         }
-        let (token, is_new) = merger.token_for(pair);
+        let joined = merger.growth.join(pair.0, pair.1).ok_or_else(|| {
+            Error::Corrupt(format!("the words hold ids {pair:?}, which are not both tokens"))
+        })?;
+        let token = joined.token;
         merger.merge(pair, token)?;
-        created += usize::from(is_new);
+        created += usize::from(joined.is_new);
         let record = MergeRecord { left: pair.0, right: pair.1, token, count };
         if let Some(expected) = replay.get(merges.len()) {
             if *expected != record {
@@ -178,41 +125,17 @@ pub fn train(
             merges.len()
         )));
     }
-    if std::env::var_os("BYTEBPE_DEBUG_MEM").is_some() {
-        let lists: usize = merger.pair_words.values().map(|v| v.capacity()).sum();
-        let wlen: usize = merger.words.iter().map(|v| v.capacity()).sum();
-        eprintln!(
-            "words {} word_ids_cap {} pairs {} pair_words {} list_cap {} heap {} heap_cap {}",
-            merger.words.len(),
-            wlen,
-            merger.pair_counts.len(),
-            merger.pair_words.len(),
-            lists,
-            merger.heap.len(),
-            merger.heap.capacity()
-        );
-    }
     observe(Progress { created, new_merges: &merges[reported.min(merges.len())..] })?;
-    let tokens = merger.tokens.iter().map(|t| t.to_vec()).collect();
-    Ok((tokens, merges))
+    Ok((merger.growth, merges))
 }
 
 impl Merger {
-    fn new(words: Vec<(Vec<Rank>, u64)>, start: Start, threads: usize) -> Self {
-        let tokens: Vec<Rc<[u8]>> = start.tokens.into_iter().map(Rc::from).collect();
-        let ids = tokens
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| !t.is_empty())
-            .map(|(i, t)| (t.clone(), i as Rank))
-            .collect();
+    fn new(words: Vec<(Vec<Rank>, u64)>, growth: Tokens, threads: usize) -> Self {
         let (words, word_counts) = words.into_iter().map(|(w, n)| (Word::from_vec(w), n)).unzip();
         Self {
             words,
             word_counts,
-            tokens,
-            reserved: start.reserved,
-            ids,
+            growth,
             pair_counts: AHashMap::new(),
             pair_words: AHashMap::new(),
             heap: OctonaryHeap::new(),
@@ -226,7 +149,7 @@ impl Merger {
             let n = self.word_counts[w];
             for pair in word.windows(2) {
                 let pair = (pair[0], pair[1]);
-                add_count(&mut self.pair_counts, &self.tokens, pair, n)?;
+                add_count(&mut self.pair_counts, &self.growth, pair, n)?;
                 let list = self.pair_words.entry(pair).or_default();
                 if list.last() != Some(&(w as u32)) {
                     list.push(w as u32);
@@ -245,8 +168,8 @@ impl Merger {
     }
 
     fn push(&mut self, pair: Pair, count: u64) {
-        let left = self.tokens[pair.0 as usize].clone();
-        let right = self.tokens[pair.1 as usize].clone();
+        let left = self.growth.bytes(pair.0).clone();
+        let right = self.growth.bytes(pair.1).clone();
         self.heap.push(Candidate { count, pair, left, right });
     }
 
@@ -266,22 +189,6 @@ impl Merger {
             }
         }
         None
-    }
-
-    /// The token for merging `pair`, and whether it is new.
-    fn token_for(&mut self, pair: Pair) -> (Rank, bool) {
-        let mut bytes = self.tokens[pair.0 as usize].to_vec();
-        bytes.extend_from_slice(&self.tokens[pair.1 as usize]);
-        if let Some(&id) = self.ids.get(bytes.as_slice()) {
-            return (id, false);
-        }
-        let id = next_free(self.tokens.len(), &self.reserved);
-        self.tokens.resize(id, Rc::from(&[][..]));
-        let id = id as Rank;
-        let bytes: Rc<[u8]> = Rc::from(bytes);
-        self.tokens.push(bytes.clone());
-        self.ids.insert(bytes, id);
-        (id, true)
     }
 
     /// Replaces `pair` by `token` in every word that has it, left to right without
@@ -331,8 +238,8 @@ impl Merger {
                 self.pair_words.remove(&p);
             } else {
                 let updated = u64::try_from(updated).map_err(|_| Error::CountOverflow {
-                    left: self.tokens[p.0 as usize].to_vec(),
-                    right: self.tokens[p.1 as usize].to_vec(),
+                    left: self.growth.bytes(p.0).to_vec(),
+                    right: self.growth.bytes(p.1).to_vec(),
                 })?;
                 self.pair_counts.insert(p, updated);
                 if d > 0 {
@@ -360,89 +267,12 @@ impl Merger {
 /// words on 2 cores); the big early merges of multi-GB corpora are above it.
 const PARALLEL_WORDS: usize = 32768;
 
-/// What rewriting some words changed.
-#[derive(Default)]
-struct Delta {
-    /// Net change of each pair's count.
-    counts: AHashMap<Pair, i128>,
-    /// (pair, word) for each pair that appears in a word through the merge.
-    words: Vec<(Pair, u32)>,
-}
-
-/// Rewrites `words` (id, tokens) with `pair` replaced by `token`, and returns how the
-/// pair counts change: every old pair touching a merged position loses the word's count,
-/// every new pair touching a merged token gains it.
-fn rewrite(words: &mut [(u32, Word)], counts: &[u64], pair: Pair, token: Rank) -> Delta {
-    let mut delta = Delta::default();
-    let (mut merged, mut consumed, mut created) = (Word::new(), Vec::new(), Vec::new());
-    for (w, word) in words.iter_mut() {
-        if !replace_pair(word, pair, token, &mut merged, &mut consumed, &mut created) {
-            continue;
-        }
-        let n = i128::from(counts[*w as usize]);
-        for j in 0..word.len() - 1 {
-            if consumed[j] || consumed[j + 1] {
-                *delta.counts.entry((word[j], word[j + 1])).or_insert(0) -= n;
-            }
-        }
-        for k in 0..merged.len().saturating_sub(1) {
-            if created[k] || created[k + 1] {
-                let p = (merged[k], merged[k + 1]);
-                *delta.counts.entry(p).or_insert(0) += n;
-                if delta.words.last() != Some(&(p, *w)) {
-                    delta.words.push((p, *w));
-                }
-            }
-        }
-        std::mem::swap(word, &mut merged);
-    }
-    delta
-}
-
-/// Writes `word` with `pair` replaced by `token` into `out`; `consumed[i]` marks old
-/// positions that were merged, `created[k]` new positions holding a merged token.
-/// Returns false (and leaves the outputs unspecified) when the word lacks the pair.
-fn replace_pair(
-    word: &[Rank],
-    pair: Pair,
-    token: Rank,
-    out: &mut Word,
-    consumed: &mut Vec<bool>,
-    created: &mut Vec<bool>,
-) -> bool {
-    out.clear();
-    consumed.clear();
-    consumed.resize(word.len(), false);
-    created.clear();
-    let mut i = 0;
-    let mut changed = false;
-    while i < word.len() {
-        if i + 1 < word.len() && word[i] == pair.0 && word[i + 1] == pair.1 {
-            out.push(token);
-            created.push(true);
-            consumed[i] = true;
-            consumed[i + 1] = true;
-            changed = true;
-            i += 2;
-        } else {
-            out.push(word[i]);
-            created.push(false);
-            i += 1;
-        }
-    }
-    changed
-}
-
-fn add_count(
-    counts: &mut AHashMap<Pair, u64>,
-    tokens: &[Rc<[u8]>],
-    pair: Pair,
-    n: u64,
-) -> Result<()> {
+/// Adds `n` to the count of `pair`, refusing to pass u64.
+fn add_count(counts: &mut AHashMap<Pair, u64>, growth: &Tokens, pair: Pair, n: u64) -> Result<()> {
     let slot = counts.entry(pair).or_insert(0);
     *slot = slot.checked_add(n).ok_or_else(|| Error::CountOverflow {
-        left: tokens[pair.0 as usize].to_vec(),
-        right: tokens[pair.1 as usize].to_vec(),
+        left: growth.bytes(pair.0).to_vec(),
+        right: growth.bytes(pair.1).to_vec(),
     })?;
     Ok(())
 }

@@ -1,54 +1,71 @@
-//! Training: count words ([`count`]), then merge pairs ([`merge`]).
+//! Training: count words ([`counter`]), then merge pairs ([`merge`]).
+//!
+//! Counting: `words.rs` splits a segment into words, `table.rs` holds their counts,
+//! `snapshot.rs` serializes the table, `prune.rs` and [`budget`] keep it inside a memory
+//! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
+//! `candidate.rs` its heap entry (the tie-break rule), `rewrite.rs` the word rewriting of
+//! one merge; [`warm`] starts from an existing tokenizer.
 
 pub mod budget;
-pub mod count;
+mod candidate;
+pub mod counter;
+pub mod feed;
 pub mod merge;
+mod prune;
+mod rewrite;
+mod snapshot;
+mod table;
 pub mod warm;
+mod words;
 
 pub use budget::Budget;
-pub use count::{Document, Fingerprinter, Segment, WordCounter};
-pub use merge::{MergeRecord, Observer, Progress, StopRule};
+pub use counter::WordCounter;
+pub use merge::{Observer, Progress, StopRule};
 
 use crate::error::{Error, Result};
 use crate::tokenizer::Tokenizer;
-use crate::vocab::Vocab;
+use crate::vocab::{MergeRecord, Vocab};
+use crate::Rank;
 
 /// What to train towards.
 #[derive(Debug, Clone, Copy)]
 pub struct TrainConfig {
-    /// Total vocabulary size: 256 bytes + merged tokens + special tokens.
+    /// Total vocabulary size: the tokens training starts from (256 bytes, or the
+    /// tokenizer it extends) + merged tokens + special tokens.
     pub vocab_size: usize,
-    /// Stop when the best pair occurs fewer times than this (at least 1).
+    /// Stop when the best pair occurs fewer times than this (0 acts as 1).
     pub min_frequency: u64,
     /// Threads for the merge loop's parallel parts (default: all cores).
     pub threads: Option<usize>,
 }
 
 impl TrainConfig {
-    /// Checks the config against the number of special tokens.
-    pub fn validate(&self, special_tokens: usize) -> Result<StopRule> {
-        let floor = 256 + special_tokens;
-        if self.vocab_size < floor {
-            return Err(Error::InvalidConfig(format!(
-                "vocab_size={} is too small: it counts the 256 byte tokens and the {} special \
-                 tokens, so it must be at least {floor}",
-                self.vocab_size, special_tokens
-            )));
-        }
-        if self.min_frequency == 0 {
-            return Err(Error::InvalidConfig("min_frequency must be at least 1".into()));
-        }
-        if self.vocab_size > u32::MAX as usize {
+    /// The stop rule for training from `floor` ids (the mergeable tokens and special
+    /// tokens training starts with): `vocab_size` must hold them, and ids must fit a
+    /// `Rank`. `extends` names the start in the error: a tokenizer, or the 256 bytes.
+    fn stop_rule(&self, floor: usize, extends: bool) -> Result<StopRule> {
+        if self.vocab_size > Rank::MAX as usize {
             return Err(Error::InvalidConfig(format!(
                 "vocab_size={} exceeds 2**32-1",
                 self.vocab_size
             )));
         }
-        Ok(StopRule {
-            new_tokens: self.vocab_size - floor,
-            min_frequency: self.min_frequency,
-            threads: self.threads,
-        })
+        let new_tokens = self.vocab_size.checked_sub(floor).ok_or_else(|| {
+            Error::InvalidConfig(match extends {
+                true => format!(
+                    "vocab_size={} is smaller than the tokenizer it extends ({floor} tokens \
+                     with the special tokens)",
+                    self.vocab_size
+                ),
+                false => format!(
+                    "vocab_size={} is too small: it counts the 256 byte tokens and the {} \
+                     special tokens, so it must be at least {floor}",
+                    self.vocab_size,
+                    floor - 256
+                ),
+            })
+        })?;
+        Ok(StopRule { new_tokens, min_frequency: self.min_frequency, threads: self.threads })
     }
 }
 
@@ -64,6 +81,7 @@ pub fn train(
     observe: &mut Observer<'_>,
 ) -> Result<Tokenizer> {
     let fresh;
+    let extends = start.is_some();
     let start = match start {
         Some(start) => {
             if start.pattern().as_str() != counter.pattern().as_str() {
@@ -88,16 +106,8 @@ pub fn train(
         .map(|(t, _)| t.clone())
         .filter(|t| start.specials().id(t.as_bytes()).is_none())
         .collect();
-    let specials = start.specials().len() + new_specials.len();
-    let mut stop = config.validate(specials)?;
-    let floor = start.vocab().n_tokens() + specials;
-    stop.new_tokens = config.vocab_size.checked_sub(floor).ok_or_else(|| {
-        Error::InvalidConfig(format!(
-            "vocab_size={} is smaller than the tokenizer it extends ({floor} tokens with the \
-             special tokens)",
-            config.vocab_size
-        ))
-    })?;
+    let floor = start.vocab().n_tokens() + start.specials().len() + new_specials.len();
+    let stop = config.stop_rule(floor, extends)?;
     let budgeted = counter.budget().is_some();
     let words = counter.into_words();
     if budgeted {
@@ -106,12 +116,7 @@ pub fn train(
         budget::release_free_memory();
     }
     let words = warm::segment(words, start.vocab());
-    let begin =
-        merge::Start { tokens: start.vocab().tokens().to_vec(), reserved: start.special_ids() };
-    let (tokens, merges) = merge::train(words, begin, stop, replay, observe)?;
-    let tokenizer = warm::extend(start, merges, &new_specials)?;
-    if tokenizer.vocab().tokens() != tokens.as_slice() {
-        return Err(Error::Corrupt("training produced tokens that its merges do not".into()));
-    }
-    Ok(tokenizer)
+    let growth = start.vocab().growth(&start.special_ids());
+    let (growth, merges) = merge::train(words, growth, stop, replay, observe)?;
+    warm::with_specials(start, growth.finish(merges), &new_specials)
 }

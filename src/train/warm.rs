@@ -1,13 +1,11 @@
 //! Starting from an existing tokenizer: segmenting words under its vocabulary, seed
 //! merges, and appending new merges while every existing id stays where it is.
 
-use ahash::AHashMap;
 use rayon::prelude::*;
 
 use crate::encode::encode_piece;
 use crate::error::{Error, Result};
-use crate::train::MergeRecord;
-use crate::vocab::Vocab;
+use crate::vocab::{Growth, MergeRecord, Vocab};
 use crate::{Rank, Tokenizer};
 
 /// Each word as the tokens `vocab` encodes it to: true rank-ordered BPE, as `encode`
@@ -36,10 +34,19 @@ pub fn extend(
     merges: Vec<MergeRecord>,
     new_specials: &[String],
 ) -> Result<Tokenizer> {
-    let reserved = start.special_ids();
-    let vocab = start.vocab().extend(merges, &reserved)?;
+    let vocab = start.vocab().extend(merges, &start.special_ids())?;
+    with_specials(start, vocab, new_specials)
+}
+
+/// `vocab` (grown from `start`'s, its special ids kept as holes) with `start`'s pattern and
+/// special tokens, and `new_specials` after every id in use.
+pub fn with_specials(
+    start: &Tokenizer,
+    vocab: Vocab,
+    new_specials: &[String],
+) -> Result<Tokenizer> {
     let mut specials = start.specials().tokens().to_vec();
-    let first = reserved.iter().map(|&id| id as usize + 1).max().unwrap_or(0).max(vocab.len());
+    let first = specials.iter().map(|&(_, id)| id as usize + 1).max().unwrap_or(0).max(vocab.len());
     for (i, text) in new_specials.iter().enumerate() {
         specials.push((text.clone(), (first + i) as Rank));
     }
@@ -51,8 +58,7 @@ pub fn extend(
 /// seed that is already a token adds nothing. Each must be one piece of the pattern, or
 /// encoding could never produce it.
 pub fn seed(start: &Tokenizer, seeds: &[Vec<u8>]) -> Result<Tokenizer> {
-    let reserved = start.special_ids();
-    let mut growth = start.vocab().growth(&reserved);
+    let mut growth: Growth = start.vocab().growth(&start.special_ids());
     let mut merges = Vec::new();
     for (i, seed) in seeds.iter().enumerate() {
         let mut pieces = Vec::new();
@@ -70,32 +76,32 @@ pub fn seed(start: &Tokenizer, seeds: &[Vec<u8>]) -> Result<Tokenizer> {
                 shown.join(", ")
             )));
         }
-        let mut parts = encode_local(&growth.ranks, seed);
+        let mut parts = encode_local(&growth, seed);
         while parts.len() > 1 {
             let (left, right) = (parts[0], parts[1]);
-            let token = growth.join(left, right).expect("encoded parts are tokens");
+            let token = growth.join(left, right).expect("encoded parts are tokens").token;
             merges.push(MergeRecord { left, right, token, count: 0 });
             parts.splice(0..2, [token]);
         }
     }
-    extend(start, merges, &[])
+    with_specials(start, growth.finish(merges), &[])
 }
 
 /// Rank-ordered BPE of a short string over a growing table (seeds are a few bytes).
-fn encode_local(ranks: &AHashMap<Vec<u8>, Rank>, bytes: &[u8]) -> Vec<Rank> {
-    if let Some(&id) = ranks.get(bytes) {
+fn encode_local(growth: &Growth, bytes: &[u8]) -> Vec<Rank> {
+    if let Some(id) = growth.id(bytes) {
         return vec![id];
     }
     let mut parts: Vec<Vec<u8>> = bytes.iter().map(|&b| vec![b]).collect();
     loop {
         let best = (0..parts.len().saturating_sub(1))
             .filter_map(|i| {
-                ranks.get(&[parts[i].as_slice(), &parts[i + 1]].concat()).map(|&r| (r, i))
+                growth.id(&[parts[i].as_slice(), &parts[i + 1]].concat()).map(|r| (r, i))
             })
             .min();
         let Some((_, i)) = best else { break };
         let right = parts.remove(i + 1);
         parts[i].extend(right);
     }
-    parts.iter().map(|p| ranks[p]).collect()
+    parts.iter().map(|p| growth.id(p).expect("every part is a token")).collect()
 }

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from bytebpe import file_format
 from bytebpe._bytebpe import CoreTokenizer
+from bytebpe.file_format import write_atomic
 from bytebpe.interop.battery import mismatch_message, stress_pieces, stress_texts
 from bytebpe.interop.bytemap import bytes_to_unicode, unicode_to_bytes
 from bytebpe.interop.oniguruma import to_oniguruma
@@ -216,4 +216,4 @@ def _checked(core: CoreTokenizer, document: dict[str, Any]) -> tuple[Any, str]:
 def save_huggingface(core: CoreTokenizer, path: str | os.PathLike[str]) -> None:
     """Writes tokenizer.json at `path` (checked like `to_huggingface`)."""
     _, text = _checked(core, to_huggingface_json(core))
-    file_format.write_atomic(path, text.encode("utf-8"))
+    write_atomic(path, text.encode("utf-8"))

@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
-from bytebpe import file_format
 from bytebpe._bytebpe import CoreTokenizer, CorruptTokenizerError
+from bytebpe.file_format import check_header, write_atomic
 from bytebpe.interop.battery import mismatch_message, stress_pieces, stress_texts
 from bytebpe.patterns import builtin_sources
 
@@ -184,9 +184,9 @@ def save_tiktoken(core: CoreTokenizer, path: str | os.PathLike[str]) -> None:
         "ranks_sha256": hashlib.sha256(data).hexdigest(),
         "n_ranks": core.n_mergeable,
     }
-    file_format.write_atomic(path, data)
+    write_atomic(path, data)
     text = json.dumps(sidecar, indent=1, ensure_ascii=False) + "\n"
-    file_format.write_atomic(sidecar_path(path), text.encode("utf-8"))
+    write_atomic(sidecar_path(path), text.encode("utf-8"))
 
 
 # ==================== Import
@@ -249,7 +249,7 @@ def _read_sidecar(path: str) -> dict[str, Any] | None:
             meta: dict[str, Any] = json.load(f)  # check_header checks it is an object
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise CorruptTokenizerError(f"sidecar {side!r} is not valid JSON: {e}") from None
-    file_format.check_header(
+    check_header(
         meta, f"sidecar {side!r}", SIDECAR_FORMAT, SIDECAR_VERSION, "bytebpe tiktoken sidecar"
     )
     pattern = meta.get("pattern")

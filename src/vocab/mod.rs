@@ -1,10 +1,27 @@
-//! The mergeable vocabulary: token bytes by id, ids by bytes, and the merge log.
+//! The mergeable vocabulary: token bytes by id, ids by bytes, and the merge log that
+//! made them ([`MergeRecord`]); [`Growth`] adds tokens to it.
+
+mod growth;
+
+pub use growth::{next_free, Growth, Joined, TokenBytes};
 
 use ahash::AHashMap;
 
 use crate::error::{Error, Result};
-use crate::train::MergeRecord;
 use crate::Rank;
+
+/// One step of training: `left` and `right` joined into `token`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MergeRecord {
+    /// The left token's id.
+    pub left: Rank,
+    /// The right token's id.
+    pub right: Rank,
+    /// The resulting token: a new id, or an existing one when its bytes were already a token.
+    pub token: Rank,
+    /// The pair's count when it was merged (0 for a seed merge).
+    pub count: u64,
+}
 
 /// Token bytes by id and ids by bytes. Trained vocabularies have ids 0..=255 for the
 /// single bytes and merged tokens after them, with the merge log that made them; imported
@@ -16,47 +33,19 @@ use crate::Rank;
 /// them.
 #[derive(Debug, Clone)]
 pub struct Vocab {
+    /// Token bytes by id; empty at a hole.
     tokens: Vec<Vec<u8>>,
+    /// Id by token bytes (holes are not in it).
     ranks: AHashMap<Vec<u8>, Rank>,
+    /// The merge log of the merged tokens it has one for, in order.
     merges: Vec<MergeRecord>,
     /// Every way to write a token as two tokens: (left, right) -> the token. Encoding
     /// joins parts through this instead of hashing their bytes.
     pairs: AHashMap<(Rank, Rank), Rank>,
     /// The id of each single byte.
     bytes: [Rank; 256],
+    /// How many ids are holes.
     holes: usize,
-}
-
-/// Tokens while merges are added: bytes by id (empty: a hole) and ids by bytes; new ids
-/// skip `reserved` ones (special tokens' ids), which become holes.
-pub struct Growth<'r> {
-    pub tokens: Vec<Vec<u8>>,
-    pub ranks: AHashMap<Vec<u8>, Rank>,
-    reserved: &'r [Rank],
-}
-
-impl Growth<'_> {
-    /// The token of `left`'s bytes then `right`'s: the existing id of those bytes, or a
-    /// new one (the next id not reserved). None if either id is not a token.
-    pub fn join(&mut self, left: Rank, right: Rank) -> Option<Rank> {
-        let bytes = [token_at(&self.tokens, left)?, token_at(&self.tokens, right)?].concat();
-        if let Some(&id) = self.ranks.get(&bytes) {
-            return Some(id);
-        }
-        let id = next_free(self.tokens.len(), self.reserved);
-        self.tokens.resize(id, Vec::new());
-        self.ranks.insert(bytes.clone(), id as Rank);
-        self.tokens.push(bytes);
-        Some(id as Rank)
-    }
-}
-
-/// The first id at or after `id` that is not reserved.
-pub fn next_free(mut id: usize, reserved: &[Rank]) -> usize {
-    while reserved.contains(&(id as Rank)) {
-        id += 1;
-    }
-    id
 }
 
 impl Vocab {
@@ -77,30 +66,28 @@ impl Vocab {
     /// or the next new id. New ids skip `reserved` ones (the ids of special tokens), which
     /// become holes.
     pub fn extend(&self, merges: Vec<MergeRecord>, reserved: &[Rank]) -> Result<Self> {
-        let mut growth = self.growth(reserved);
+        let mut growth: Growth = self.growth(reserved);
         for (i, m) in merges.iter().enumerate() {
-            let known = growth.tokens.len();
-            let Some(expected) = growth.join(m.left, m.right) else {
+            let known = growth.len();
+            let Some(joined) = growth.join(m.left, m.right) else {
                 return Err(Error::Corrupt(format!(
                     "merge {i} joins ids ({}, {}) but only {known} tokens exist at that point",
                     m.left, m.right
                 )));
             };
-            if m.token != expected {
+            if m.token != joined.token {
                 return Err(Error::Corrupt(format!(
-                    "merge {i} ({}, {}) should give token {expected}, not {}",
-                    m.left, m.right, m.token
+                    "merge {i} ({}, {}) should give token {}, not {}",
+                    m.left, m.right, joined.token, m.token
                 )));
             }
         }
-        let mut log = self.merges.clone();
-        log.extend(merges);
-        Ok(Self::assemble(growth.tokens, growth.ranks, log))
+        Ok(growth.finish(merges))
     }
 
-    /// A copy of the tokens to grow (see [`Growth`]).
-    pub fn growth<'r>(&self, reserved: &'r [Rank]) -> Growth<'r> {
-        Growth { tokens: self.tokens.clone(), ranks: self.ranks.clone(), reserved }
+    /// The tokens and log, to grow (see [`Growth`]); new ids skip `reserved`.
+    pub fn growth<T: TokenBytes>(&self, reserved: &[Rank]) -> Growth<T> {
+        Growth::of(self, reserved)
     }
 
     /// Builds a vocabulary from token bytes by id (empty bytes: a hole) and the merge log
@@ -171,6 +158,7 @@ impl Vocab {
         self.tokens.len()
     }
 
+    /// True when there are no ids at all (never for a built vocabulary).
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
     }
@@ -195,10 +183,12 @@ impl Vocab {
         &self.tokens
     }
 
+    /// The id of `bytes`, if they are a token.
     pub fn rank(&self, bytes: &[u8]) -> Option<Rank> {
         self.ranks.get(bytes).copied()
     }
 
+    /// Ids by token bytes.
     pub fn ranks(&self) -> &AHashMap<Vec<u8>, Rank> {
         &self.ranks
     }
@@ -215,6 +205,7 @@ impl Vocab {
         self.bytes[byte as usize]
     }
 
+    /// The merge log (see the field).
     pub fn merges(&self) -> &[MergeRecord] {
         &self.merges
     }

@@ -1,0 +1,96 @@
+//! A segment's words: special-token text cut out, the rest split by the pattern, pieces
+//! longer than the maximum token length cut, and whatever is not kept as ordinary text
+//! tallied in the ledger.
+
+use super::table::Partial;
+use crate::document::Segment;
+use crate::ledger::Ledger;
+use crate::pretokenize::Pattern;
+use crate::special::{Part, SpecialTokens};
+use crate::utf8::chunks_at_chars;
+
+/// Splits segments into the words counting counts.
+#[derive(Debug)]
+pub struct WordSplitter {
+    /// The pre-tokenization pattern.
+    pattern: Pattern,
+    /// Special-token text in documents is cut out, not counted (as `encode` would do with
+    /// `allowed_special="all"`).
+    specials: SpecialTokens,
+    /// Pieces longer than this many bytes (at least 1) are cut into shorter words
+    /// (counted in the ledger), so no token grows longer.
+    max_token_length: Option<usize>,
+}
+
+impl WordSplitter {
+    pub fn new(pattern: Pattern, specials: SpecialTokens, max_token_length: Option<usize>) -> Self {
+        Self { pattern, specials, max_token_length: max_token_length.map(|n| n.max(1)) }
+    }
+
+    /// The pre-tokenization pattern.
+    pub fn pattern(&self) -> &Pattern {
+        &self.pattern
+    }
+
+    /// The special tokens cut out.
+    pub fn specials(&self) -> &SpecialTokens {
+        &self.specials
+    }
+
+    /// Whether long documents may be cut (see `crate::read::cut`).
+    pub fn cuts_allowed(&self) -> bool {
+        let texts: Vec<&str> = self.specials.tokens().iter().map(|(t, _)| t.as_str()).collect();
+        crate::read::cut::cuts_allowed(self.pattern.is_builtin(), &texts)
+    }
+
+    /// Counts the words of `seg` (of document `index`) into `counts`, and tallies its
+    /// invalid UTF-8, unmatched bytes and cut pieces in `ledger`.
+    pub fn count(
+        &self,
+        seg: &Segment<'_>,
+        index: u64,
+        counts: &mut Partial,
+        ledger: &mut Ledger,
+    ) -> Result<(), fancy_regex::Error> {
+        // Bytes that validate take the text path; others are tallied in the ledger first.
+        let is_text = seg.is_text || std::str::from_utf8(seg.data).is_ok();
+        if !is_text {
+            ledger.tally_invalid_at(seg.data, index, seg.offset);
+        }
+        let max = self.max_token_length.unwrap_or(usize::MAX);
+        let mut pieces_cut = 0;
+        let mut gap_bytes = 0;
+        let mut bump = |piece: &[u8]| {
+            if piece.len() > max {
+                pieces_cut += 1;
+                for part in chunks_at_chars(piece, max) {
+                    counts.add_one(part);
+                }
+            } else {
+                counts.add_one(piece);
+            }
+        };
+        self.specials.split(
+            seg.data,
+            |_| true,
+            |part| match part {
+                // Special-token text is cut out of training, not counted.
+                Part::Special(_) => Ok(()),
+                Part::Text(text) => {
+                    if is_text {
+                        // SAFETY: the segment is valid UTF-8, and special tokens (valid UTF-8
+                        // themselves) match only on character boundaries, so every stretch
+                        // between them is valid UTF-8 too.
+                        let text = unsafe { std::str::from_utf8_unchecked(text) };
+                        self.pattern.split_text_counting_gaps(text, &mut bump, &mut gap_bytes)
+                    } else {
+                        self.pattern.split_bytes_counting_gaps(text, &mut bump, &mut gap_bytes)
+                    }
+                }
+            },
+        )?;
+        ledger.pieces_cut += pieces_cut;
+        ledger.unmatched_bytes += gap_bytes;
+        Ok(())
+    }
+}
