@@ -28,6 +28,13 @@ from bytebpe.sources import CALL_BYTES, Source
 
 Trained = tuple[CoreTokenizer, dict[str, Any]]
 
+
+# A source whose bytes are at least this share of invalid UTF-8 gets a warning: it is
+# probably binary, compressed in a format that was not recognised, or not UTF-8 text.
+INVALID_UTF8_SHARE = 0.05
+# ... once it has this many bytes (a few stray bytes in a tiny input are not a pattern).
+INVALID_UTF8_MIN_BYTES = 256
+
 # Pre-counted words are checked and handed over this many at a time, so no copy of the
 # whole mapping is made.
 COUNTS_CHUNK = 65536
@@ -48,7 +55,9 @@ def train(
         stored = run.stored if run else None
         rejected = _Rejected(stored.ledger.get("rejected_items", {}) if stored else {})
         if stored is not None and stored.counting_finished:
-            _restore(counter, stored, events)  # the input is not read again
+            assert run is not None
+            _check_finished_input(counter, sources, run, events)
+            _restore(counter, stored, events)  # the input is not counted again
         else:
             skip = 0
             if stored is not None and stored.documents and not restart_counting:
@@ -177,12 +186,20 @@ def _count(
 
     events.phase("counting")
 
-    with ProgressBar(opts.progress, desc="counting", unit="doc",
-                     initial=counter.documents) as bar:
+    # Files of known size show progress in bytes against their total; other inputs in
+    # documents (against a dataset's length when known).
+    sources = list(sources)
+    sizes = [source.total_bytes for source in sources]
+    by_size = bool(sources) and None not in sizes
+    progress = (
+        dict(unit="B", unit_scale=True, total=sum(n or 0 for n in sizes), initial=counter.bytes)
+        if by_size else dict(unit="doc", initial=counter.documents)
+    )
+    with ProgressBar(opts.progress, desc="counting", **progress) as bar:
         for source in sources:
             if skip and source.one_shot:
                 raise _one_shot_error(run, skip_total)
-            if source.total is not None:
+            if source.total is not None and not by_size:
                 bar.set_total(source.total)
             if skip:
                 skipped, fingerprint = source.skip(counter, skip, fingerprint)
@@ -192,12 +209,14 @@ def _count(
                 if run and fingerprint != run.stored.fingerprint:
                     raise _input_differs(run, skip_total)
             rejected.sources.append(source.rejected)
+            seen_before = _invalid_and_total(counter)
             done = False
             try:
                 while not done:
                     before, before_bytes = counter.documents, counter.bytes
                     done = source.count(counter, CALL_BYTES)
-                    bar.update(counter.documents - before)
+                    bar.update((counter.bytes - before_bytes) if by_size
+                               else (counter.documents - before))
                     events.counted(documents=counter.documents - before,
                                    bytes=counter.bytes - before_bytes)
                     now = time.perf_counter()
@@ -211,9 +230,69 @@ def _count(
                 # is fixed, the same call resumes from here.
                 checkpoint(finished=False)
                 raise
+            _warn_if_not_text(source, counter, seen_before)
     if skip:
         raise _input_differs(run, skip_total)
     checkpoint(finished=True)
+    events.emit("train.counted", documents=counter.documents, bytes=counter.bytes,
+                distinct_words=counter.distinct_words,
+                seconds=round(time.perf_counter() - started, 3))
+
+
+def _invalid_and_total(counter: WordCounter) -> tuple[int, int]:
+    ledger: dict[str, Any] = counter.ledger()
+    return sum(ledger["invalid_utf8_bytes"].values()), counter.bytes
+
+
+def _warn_if_not_text(source: Source, counter: WordCounter, before: tuple[int, int]) -> None:
+    """Warns when a large share of what `source` gave was not valid UTF-8 (the bytes are
+    still trained on, reversibly, and counted in the loss ledger)."""
+    invalid, total = (now - then for now, then in zip(_invalid_and_total(counter), before))
+    if total >= INVALID_UTF8_MIN_BYTES and invalid >= INVALID_UTF8_SHARE * total:
+        warnings.warn(
+            f"{source.name}: {invalid:,} of its {total:,} bytes ({invalid / total:.0%}) are "
+            "not valid UTF-8; they are trained on as byte tokens (see loss_report()). Is it "
+            "binary, compressed in a format bytebpe does not read, or in another encoding?",
+            TrainingWarning, stacklevel=_caller(),
+        )
+
+
+def _check_finished_input(
+    counter: WordCounter, sources: Iterable[Source], run: store.OpenRun, events: RunEvents
+) -> None:
+    """A finished run is reused only for the input it counted: where the input can be
+    read again, it is read (not counted) and its fingerprint and document count compared
+    with the store's; a one-shot input cannot be checked, so a warning says so."""
+    stored = run.stored
+    sources = list(sources)
+    if any(source.one_shot for source in sources):
+        warnings.warn(
+            f"the run store {run.where} holds a finished run ({stored.documents:,} "
+            "documents); its tokenizer is returned without reading the input, which is a "
+            "one-shot iterator and cannot be checked against it. If the data differs, use "
+            "another store path",
+            TrainingWarning, stacklevel=_caller(),
+        )
+        return
+    fingerprint = WordCounter.fingerprint_of([])
+    remaining, seen = stored.documents, 0
+    for source in sources:
+        skipped, fingerprint = source.skip(counter, remaining + 1, fingerprint)
+        remaining -= skipped
+        seen += skipped
+    if seen != stored.documents or fingerprint != stored.fingerprint:
+        differs = (
+            "it has more documents" if seen > stored.documents
+            else f"it has {seen:,} documents" if seen < stored.documents
+            else "its documents differ"
+        )
+        raise StoreError(
+            f"the run store {run.where} holds a finished run on other data: it counted "
+            f"{stored.documents:,} documents, and this input differs ({differs}). Use "
+            f"another store path to train on this data, or Tokenizer.load({run.where}) for "
+            "the finished tokenizer"
+        )
+    events.emit("train.input_checked", store=run.store.path, documents=seen)
 
 
 def _one_shot_error(run: store.OpenRun | None, n: int) -> StoreError:

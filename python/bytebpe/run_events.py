@@ -24,22 +24,23 @@ class RunEvents:
     def __init__(self, *, vocab_size: int, metrics_port: int | None, store: str | None) -> None:
         self.metrics = TrainingMetrics(metrics_port) if metrics_port is not None else None
         self._store = store
-        self._emit("train.start", vocab_size=vocab_size, store=store,
+        self.emit("train.start", vocab_size=vocab_size, store=store,
                    metrics_port=self.metrics.port if self.metrics else None)
         if self.metrics:
             self.metrics.started(target_vocab_size=vocab_size)
 
-    def _emit(self, event: str, level: int = logging.INFO, **fields: Any) -> None:
+    def emit(self, event: str, level: int = logging.INFO, **fields: Any) -> None:
+        """Logs `event` with `fields` (in the record's `extra`)."""
         log.log(level, event, extra=fields)
 
     def resumed(self, *, documents: int, bytes: int, counting_finished: bool) -> None:
-        self._emit("train.resume", documents=documents, bytes=bytes,
+        self.emit("train.resume", documents=documents, bytes=bytes,
                    counting_finished=counting_finished, store=self._store)
         if self.metrics:
             self.metrics.set_counted(documents=documents, bytes=bytes)
 
     def phase(self, name: str) -> None:
-        self._emit("train.phase", phase=name)
+        self.emit("train.phase", phase=name)
         if self.metrics:
             self.metrics.phase(name)
 
@@ -49,7 +50,7 @@ class RunEvents:
             self.metrics.counted(documents=documents, bytes=bytes)
 
     def checkpoint(self, *, documents: int, bytes: int, finished: bool) -> None:
-        self._emit("train.checkpoint", documents=documents, bytes=bytes, finished=finished)
+        self.emit("train.checkpoint", documents=documents, bytes=bytes, finished=finished)
         if self.metrics:
             self.metrics.checkpoint()
 
@@ -59,17 +60,17 @@ class RunEvents:
             self.metrics.set_merged(merges=merges, vocab_size=vocab_size)
 
     def warned(self, text: str) -> None:
-        self._emit("train.warning", logging.WARNING, text=text)
+        self.emit("train.warning", logging.WARNING, text=text)
 
     def finished(self, *, vocab_size: int, ledger: Mapping[str, Any]) -> None:
-        self._emit("train.end", vocab_size=vocab_size, ledger=dict(ledger))
+        self.emit("train.end", vocab_size=vocab_size, ledger=dict(ledger))
         if self.metrics:
             self.metrics.ledger(ledger)
             self.metrics.merged(merges=0, vocab_size=vocab_size)
             self.metrics.phase("done")
 
     def failed(self, error: BaseException) -> None:
-        self._emit("train.failed", logging.ERROR, error=f"{type(error).__name__}: {error}")
+        self.emit("train.failed", logging.ERROR, error=f"{type(error).__name__}: {error}")
         if self.metrics:
             self.metrics.phase("failed")
 
