@@ -95,7 +95,7 @@ def test_finished_store_with_other_data_is_refused(tmp_path, reference, caplog):
     assert first == reference
     with caplog.at_level(logging.INFO, logger="bytebpe"):
         assert train(DOCS, store=store) == reference  # the same data: the stored run
-    assert any("the input matches the finished run" in r.getMessage() for r in caplog.records)
+    assert any(r.getMessage() == "train.input_checked" for r in caplog.records)
     with pytest.raises(StoreError, match="holds a finished run on other data.*its documents differ"):
         train([d.upper() for d in DOCS], store=store)
     with pytest.raises(StoreError, match="it has more documents"):
@@ -136,7 +136,8 @@ def test_bytebpe_logger_reports_resumes(tmp_path, caplog):
         train(DOCS[:30], 300, store=store)
     names = {r.name for r in caplog.records}
     assert names and all(n.startswith("bytebpe") for n in names)
-    assert any("counted 30 documents" in r.getMessage() for r in caplog.records)
+    counted = [r for r in caplog.records if r.getMessage() == "train.counted"]
+    assert len(counted) == 1 and counted[0].documents == 30
 
 
 class _RecordingBar:
