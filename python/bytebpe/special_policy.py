@@ -5,21 +5,33 @@ out of `disallowed_special` (then it is encoded as ordinary text)."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from typing import NamedTuple
 
 
-def allowed_in(
-    text: str,
+class SpecialPolicy(NamedTuple):
+    """What one call allows: the same for every text it encodes."""
+
+    # Special tokens encoded as their ids.
+    allowed: frozenset[str]
+    # Special tokens whose text is an error.
+    disallowed: frozenset[str]
+
+
+def policy(
     specials: Mapping[str, int],
     allowed_special: str | Collection[str],
     disallowed_special: str | Collection[str],
-    where: str = "the text",
-) -> set[str]:
-    """The special tokens to encode as such in `text`; raises ValueError when `text`
-    (named `where`) holds a disallowed one."""
-    allowed = set(specials) if allowed_special == "all" else set(allowed_special)
+) -> SpecialPolicy:
+    allowed = frozenset(specials) if allowed_special == "all" else frozenset(allowed_special)
     disallowed = (
-        set(specials) - allowed if disallowed_special == "all" else set(disallowed_special)
+        frozenset(specials) - allowed if disallowed_special == "all"
+        else frozenset(disallowed_special)
     )
+    return SpecialPolicy(allowed, disallowed)
+
+
+def check(text: str, disallowed: frozenset[str], where: str = "the text") -> None:
+    """Raises ValueError when `text` (named `where`) holds a disallowed special token."""
     for token in disallowed:
         if token in text:
             raise ValueError(
@@ -28,4 +40,3 @@ def allowed_in(
                 f"encode it as ordinary text, pass disallowed_special=() or leave "
                 f"{token!r} out of disallowed_special."
             )
-    return allowed

@@ -166,12 +166,11 @@ class Tokenizer(Training, FamiliarNames):
         `allowed_special` (then it becomes its id) or left out of `disallowed_special`
         (then it is encoded as ordinary text).
         """
-        allowed = special_policy.allowed_in(
-            check_text(text), self._special_ids, allowed_special, disallowed_special
-        )
-        if not allowed:
+        rules = special_policy.policy(self._special_ids, allowed_special, disallowed_special)
+        special_policy.check(check_text(text), rules.disallowed)
+        if not rules.allowed:
             return self._core.encode_ordinary(text)
-        return self._core.encode(text, allowed)
+        return self._core.encode(text, set(rules.allowed))
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encodes text, treating special-token text as ordinary text."""
@@ -221,15 +220,14 @@ class Tokenizer(Training, FamiliarNames):
         a disallowed special token's text raises ValueError naming the text)."""
         texts = self._texts("encode_batch", texts)
         threads = check_optional_int("num_threads", num_threads, minimum=1)
-        allowed = [
-            special_policy.allowed_in(text, self._special_ids, allowed_special,
-                                      disallowed_special, where=f"texts[{i}]")
-            for i, text in enumerate(texts)
-        ]
-        if not any(allowed):
+        rules = special_policy.policy(self._special_ids, allowed_special, disallowed_special)
+        if rules.disallowed:
+            for i, text in enumerate(texts):
+                special_policy.check(text, rules.disallowed, where=f"texts[{i}]")
+        if not rules.allowed:
             return self._core.encode_ordinary_batch(texts, threads)
-        return [self._core.encode(text, a) if a else self._core.encode_ordinary(text)
-                for text, a in zip(texts, allowed)]
+        allowed = set(rules.allowed)
+        return [self._core.encode(text, allowed) for text in texts]
 
     @staticmethod
     def _texts(method: str, texts: Sequence[str]) -> list[str]:

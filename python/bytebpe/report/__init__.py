@@ -17,9 +17,10 @@ import time
 from typing import Union
 
 from bytebpe.report.source import open_tokenizer
+from bytebpe.report_page import DEFAULT_MAX_BYTES
 from bytebpe.report_page.build import EvalSpec, Report
 from bytebpe.report_page.build import build_report as build_page
-from bytebpe.report_page.evaluate import DEFAULT_MAX_BYTES, EvalSet
+from bytebpe.report_page.evaluate import EvalSet
 from bytebpe.tokenizer import Tokenizer
 
 __all__ = ["EvalSet", "Report", "build_report"]

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from bytebpe.report import build_report
-from bytebpe.report_page.evaluate import DEFAULT_MAX_BYTES
+from bytebpe.report_page import DEFAULT_MAX_BYTES
 
 
 def add_parser(

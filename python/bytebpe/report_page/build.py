@@ -12,7 +12,7 @@ from html import escape
 from typing import Any, Union
 
 from bytebpe._bytebpe import __version__
-from bytebpe.report_page import compare, evaluate, vocabulary
+from bytebpe.report_page import DEFAULT_MAX_BYTES, compare, evaluate, vocabulary
 from bytebpe.report_page.evaluate import EvalSet
 from bytebpe.report_page.payload import Packer
 from bytebpe.report_page.render import render_html
@@ -77,7 +77,7 @@ def build_report(
     *,
     origin: dict[str, Any] | None = None,
     baseline_origin: dict[str, Any] | None = None,
-    max_eval_bytes: int = evaluate.DEFAULT_MAX_BYTES,
+    max_eval_bytes: int = DEFAULT_MAX_BYTES,
     title: str | None = None,
 ) -> Report:
     """The report of `tok`; `origin` says where it came from (a file, a run store and its

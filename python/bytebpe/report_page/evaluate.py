@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from bytebpe.report_page import unicode_blocks, utf8
+from bytebpe.report_page import DEFAULT_MAX_BYTES, unicode_blocks, utf8
 from bytebpe.report_page.vocab import Vocab
 from bytebpe.sample import sample_records
 from bytebpe.sources import read_files
@@ -22,8 +22,6 @@ from bytebpe.sources import read_files
 #: Renyi efficiency's order, as recommended by Zouhar et al. (2023) and used by the
 #: tokenization-scorer package.
 RENYI_ALPHA = 2.5
-#: Bytes read per eval set by default; the report says when a set was cut.
-DEFAULT_MAX_BYTES = 16 * 10**6
 SAMPLE_BYTES = 900
 EXAMPLES = 8
 
