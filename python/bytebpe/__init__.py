@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from bytebpe._bytebpe import __version__
+from bytebpe.cluster import encode_ray
 from bytebpe.errors import (
     CorruptTokenizerError,
     InputError,
@@ -37,6 +38,7 @@ __all__ = [
     "TrainingWarning",
     "UnknownTokenError",
     "__version__",
+    "encode_ray",
     "encode_to_file",
     "read_files",
 ]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Literal, NamedTuple
 from bytebpe import (
     _bytebpe,
     arrays,
+    cluster,
     documents,
     encode_file,
     file_format,
@@ -220,6 +221,40 @@ class Tokenizer:
         resolved = options.resolve(vocab_size, opts, entry="train_from_counts",
                                    allowed=options.TRAINING_KEYS)
         return cls(*run.train_counts(counts, resolved))
+
+    @classmethod
+    @options.documented
+    def train_from_ray(
+        cls,
+        dataset: Any,
+        vocab_size: int,
+        *,
+        text_column: str = "text",
+        surrogates: Literal["error", "surrogatepass"] = "error",
+        on_bad_item: Literal["error", "skip"] = "error",
+        fan_in: int = 8,
+        max_retries: int = 3,
+        **opts: Unpack[TrainingOptions],
+    ) -> Tokenizer:
+        """Trains on a `ray.data.Dataset` (`pip install 'bytebpe[ray]'`): its blocks are
+        counted on the cluster, the partial counts joined exactly in a tree of `fan_in`
+        at a time, and the merges made once here. The merges and the loss ledger equal
+        `train_from_iterator`'s on the same documents in the same order, for any
+        partitioning. `text_column`, `surrogates` and `on_bad_item` are as there; a task
+        whose worker dies is retried `max_retries` times. With `store`, a driver that
+        crashed resumes without counting the recorded blocks again. Under
+        `memory_limit` the exact total is pruned once before merging (docs/design.md,
+        "The cluster path").
+        """
+        resolved = options.resolve(vocab_size, opts, entry="train_from_ray",
+                                   allowed=options.TRAINING_KEYS)
+        return cls(*cluster.train(
+            dataset, resolved, text_column=check_str("text_column", text_column),
+            surrogatepass=check_choice("surrogates", surrogates, SURROGATE_MODES) == "surrogatepass",
+            skip_bad_items=check_choice("on_bad_item", on_bad_item, sources.BAD_ITEM_MODES) == "skip",
+            fan_in=check_int("fan_in", fan_in, minimum=2),
+            max_retries=check_int("max_retries", max_retries, minimum=0),
+        ))
 
     @classmethod
     @options.documented
