@@ -141,8 +141,16 @@ def test_memory_limit(cluster_address: str) -> None:
     depends only on the limit and the documents, never on the partitioning."""
     rng = random.Random(1)
 
+    def letters(n: int) -> str:
+        out = ""
+        while True:
+            out += chr(ord("a") + n % 26)
+            n //= 26
+            if n == 0:
+                return out
+
     def corpus(distinct: int) -> list[str]:
-        words = [f"w{i:06d}" for i in range(distinct)]
+        words = [letters(i) for i in range(distinct)]
         rng.shuffle(words)
         return [" ".join(words[i:i + 100]) + " the end" for i in range(0, distinct, 100)]
 

@@ -113,7 +113,7 @@ def encode_ray(
     args = (file_format.to_state(core), text_column, itemsize, eot_token, column, out)
     mapped = dataset.map_batches(  # type: ignore[attr-defined]
         _Encoder, fn_constructor_args=args, batch_size=None, batch_format="pyarrow",
-        zero_copy_batch=True, concurrency=concurrency or _pool(ray),
+        zero_copy_batch=True, concurrency=concurrency or (1, _pool(ray)),
         max_task_retries=retries, num_cpus=1,
     )
     if out is None:

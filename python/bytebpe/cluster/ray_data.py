@@ -5,6 +5,7 @@ as asked, and turning a failed Ray task into an error that says what failed."""
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -68,7 +69,7 @@ def task_error(ray: Any, error: BaseException, what: str, max_retries: int) -> B
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
         if isinstance(cause, InputError):
-            return BlockError(str(cause).split("\n")[-1] if "\n" in str(cause) else str(cause))
+            return BlockError(_message(str(cause)))
         if isinstance(cause, (ray.exceptions.WorkerCrashedError,
                               ray.exceptions.NodeDiedError,
                               ray.exceptions.OwnerDiedError)):
@@ -85,8 +86,12 @@ def task_error(ray: Any, error: BaseException, what: str, max_retries: int) -> B
             f"{what} failed: its Ray worker process died on every attempt "
             f"(max_retries={max_retries}): {text.splitlines()[0] if text else error!r}"
         )
-    if "BlockError" in text:
-        for line in text.splitlines():
-            if "BlockError" in line:
-                return BlockError(line.split("BlockError:", 1)[-1].strip())
+    if "BlockError: " in text:
+        return BlockError(_message(text))
     return error
+
+
+def _message(text: str) -> str:
+    """A `BlockError`'s own message out of a Ray traceback (or the text as it is)."""
+    found = re.search(r"BlockError: (.*)", text)
+    return found.group(1).strip() if found else text
