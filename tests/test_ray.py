@@ -46,6 +46,8 @@ def cluster_address() -> Any:
         [PACKAGE_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     )
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if ray.is_initialized():  # e.g. the README's example ran first in this session
+        ray.shutdown()
     context = ray.init(
         num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False,
         object_store_memory=256 << 20, log_to_driver=False, configure_logging=False,
@@ -216,6 +218,7 @@ def test_a_worker_that_keeps_dying_is_a_clear_error(cluster_address: str) -> Non
     def always_die(batch: Any) -> Any:
         os._exit(1)
 
+    # The user's map fuses with the counting task: its worker dies on every attempt.
     ds = dataset(["a b c"] * 10, 1).map_batches(always_die, batch_format="pyarrow",
                                                 max_retries=1)
     with pytest.raises(cluster.ClusterError, match="died on every attempt"):

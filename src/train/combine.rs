@@ -158,9 +158,7 @@ pub fn sequence_fingerprint(docs: &[Document<'_>]) -> u64 {
 /// number of documents), in order: equal to [`sequence_fingerprint`] of all their
 /// documents, however the documents were cut into parts.
 pub fn join_fingerprints(parts: &[(u64, u64)]) -> u64 {
-    parts
-        .iter()
-        .fold(0, |acc, &(fp, n)| (mul_mod(acc, pow_mod(BASE, n)) + fp % MODULUS) % MODULUS)
+    parts.iter().fold(0, |acc, &(fp, n)| (mul_mod(acc, pow_mod(BASE, n)) + fp % MODULUS) % MODULUS)
 }
 
 #[cfg(test)]

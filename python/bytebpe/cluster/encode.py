@@ -25,7 +25,13 @@ from bytebpe import arrays, file_format
 from bytebpe._bytebpe import CoreTokenizer
 from bytebpe.checks import check_int, check_str
 from bytebpe.cluster.blocks import block_documents
-from bytebpe.cluster.ray_data import check_dataset, ordered, require_ray, task_error
+from bytebpe.cluster.ray_data import (
+    check_dataset,
+    map_batches,
+    ordered,
+    require_ray,
+    task_error,
+)
 from bytebpe.progress import ProgressBar
 
 INDEX = "index.json"
@@ -107,14 +113,15 @@ def encode_ray(
     check_str("text_column", text_column)
     check_str("column", column)
     retries = check_int("max_retries", max_retries, minimum=0)
-    out = os.fspath(output_dir) if output_dir is not None else None
+    # Absolute: workers do not share the driver's working directory.
+    out = os.path.abspath(output_dir) if output_dir is not None else None
     if out is not None:
         os.makedirs(out, exist_ok=True)
     args = (file_format.to_state(core), text_column, itemsize, eot_token, column, out)
-    mapped = dataset.map_batches(  # type: ignore[attr-defined]
-        _Encoder, fn_constructor_args=args, batch_size=None, batch_format="pyarrow",
-        zero_copy_batch=True, concurrency=concurrency or (1, _pool(ray)),
-        max_task_retries=retries, num_cpus=1,
+    mapped = map_batches(
+        dataset, _Encoder, {"max_task_retries": retries}, fn_constructor_args=args,
+        batch_size=None, batch_format="pyarrow", zero_copy_batch=True,
+        concurrency=concurrency or (1, _pool(ray)), num_cpus=1,
     )
     if out is None:
         return mapped

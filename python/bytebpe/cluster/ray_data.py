@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,6 +41,15 @@ def check_dataset(ray: Any, dataset: object, entry: str) -> Any:
             f"{type(dataset).__name__}; for an iterable use the single-machine entry point"
         )
     return dataset
+
+
+def map_batches(dataset: Any, fn: Any, retries: dict[str, int], **kwargs: Any) -> Any:
+    """`dataset.map_batches(fn, ...)` with Ray `remote` retry options, which Ray Data
+    2.60 takes only through its deprecated `**ray_remote_args` (it has no keyword for
+    them yet): its deprecation warning is ours to silence, not the user's to see."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
+        return dataset.map_batches(fn, **kwargs, **retries)
 
 
 @contextlib.contextmanager

@@ -27,7 +27,13 @@ from typing import Any
 from bytebpe import store
 from bytebpe._bytebpe import join_fingerprints, merge_ledgers, merge_snapshots
 from bytebpe.cluster import blocks
-from bytebpe.cluster.ray_data import check_dataset, ordered, require_ray, task_error
+from bytebpe.cluster.ray_data import (
+    check_dataset,
+    map_batches,
+    ordered,
+    require_ray,
+    task_error,
+)
 from bytebpe.options import Options
 from bytebpe.progress import ProgressBar
 from bytebpe.run import Counted
@@ -58,20 +64,20 @@ def count_dataset(
         surrogatepass=surrogatepass, text_column=text_column, skip_bad_items=skip_bad_items,
         done=frozenset(done),
     )
-    remote = {"max_retries": max_retries, "num_cpus": 1}
+    retries = {"max_retries": max_retries}
     with ordered(ray, dataset, opts.progress):
         try:
-            leaves = dataset.map_batches(  # type: ignore[attr-defined]
-                blocks.count_block, fn_kwargs={"cfg": cfg}, batch_size=None,
-                batch_format="pyarrow", zero_copy_batch=True, **remote,
+            leaves = map_batches(
+                dataset, blocks.count_block, retries, fn_kwargs={"cfg": cfg},
+                batch_size=None, batch_format="pyarrow", zero_copy_batch=True, num_cpus=1,
             )
             level = (_record(ray, leaves, run, done, opts.progress) if run
                      else leaves.materialize())
             n = leaves_n = level.count()
             while n > 1:
-                level = level.map_batches(
-                    blocks.combine_partials, batch_size=fan_in, batch_format="pyarrow",
-                    **remote,
+                level = map_batches(
+                    level, blocks.combine_partials, retries, batch_size=fan_in,
+                    batch_format="pyarrow", num_cpus=1,
                 ).materialize()
                 n = level.count()
             final = level.take_all()
