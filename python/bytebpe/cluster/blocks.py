@@ -12,6 +12,7 @@ joinable fingerprint, and its sizes. Partials of consecutive blocks are joined i
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +32,7 @@ COUNT_BATCH = 8192
 # The columns of a partial row.
 PARTIAL_COLUMNS = (
     "key", "rows", "documents", "bytes", "fingerprint", "ledger", "rejected", "snapshot",
-    "reused", "counted", "shipped",
+    "reused", "counted", "shipped", "seconds",
 )
 
 
@@ -128,7 +129,8 @@ def count_block(batch: Any, cfg: CountConfig) -> dict[str, list[Any]]:
     if key in cfg.done:
         return _row(key=key, rows=batch.num_rows, documents=len(docs), bytes=size,
                     fingerprint=fingerprint, ledger="{}", rejected="{}", snapshot=b"",
-                    reused=True, counted=0)
+                    reused=True, counted=0, seconds=0.0)
+    started = time.perf_counter()
     counter = WordCounter(cfg.pattern, list(cfg.special_tokens), 1, cfg.surrogatepass,
                           cfg.max_token_length, None)
     first = 0
@@ -138,7 +140,7 @@ def count_block(batch: Any, cfg: CountConfig) -> dict[str, list[Any]]:
     return _row(key=key, rows=batch.num_rows, documents=len(docs), bytes=size,
                 fingerprint=fingerprint, ledger=json.dumps(counter.ledger()),
                 rejected=json.dumps(rejected), snapshot=counter.snapshot(), reused=False,
-                counted=1)
+                counted=1, seconds=time.perf_counter() - started)
 
 
 def _row(**values: Any) -> dict[str, list[Any]]:
@@ -166,7 +168,7 @@ def combine_partials(batch: Any) -> dict[str, list[Any]]:
         bytes=sum(r["bytes"] for r in rows),
         fingerprint=join_fingerprints([(r["fingerprint"], r["documents"]) for r in rows]),
         ledger=ledger, rejected=json.dumps(rejected), snapshot=snapshot, reused=False,
-        counted=sum(r["counted"] for r in rows),
+        counted=sum(r["counted"] for r in rows), seconds=sum(r["seconds"] for r in rows),
     )
     out["shipped"] = [out["shipped"][0] + sum(r["shipped"] for r in rows)]
     return out

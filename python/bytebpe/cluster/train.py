@@ -39,8 +39,9 @@ from bytebpe.progress import ProgressBar
 from bytebpe.run import Counted
 
 # The statistics of the last cluster count in this process (for benchmarks and tests):
-# blocks, blocks counted and reused, documents, input bytes, bytes of partials shipped.
-LAST_COUNT: dict[str, int] = {}
+# blocks, blocks counted and reused, documents, input bytes, bytes of partials shipped,
+# seconds the workers spent counting (summed over tasks).
+LAST_COUNT: dict[str, float] = {}
 
 
 def count_dataset(
@@ -112,11 +113,13 @@ def _record(
 def _counted(final: dict[str, Any] | None, leaves: int) -> Counted:
     LAST_COUNT.clear()
     if final is None:  # an empty dataset
-        LAST_COUNT.update(blocks=0, counted=0, reused=0, documents=0, bytes=0, shipped=0)
+        LAST_COUNT.update(blocks=0, counted=0, reused=0, documents=0, bytes=0, shipped=0,
+                          seconds=0.0)
         return Counted(merge_snapshots([]), merge_ledgers([]), join_fingerprints([]), {})
     LAST_COUNT.update(
         blocks=leaves, counted=final["counted"], reused=leaves - final["counted"],
         documents=final["documents"], bytes=final["bytes"], shipped=final["shipped"],
+        seconds=final["seconds"],
     )
     return Counted(
         snapshot=final["snapshot"], ledger=json.loads(final["ledger"]),
