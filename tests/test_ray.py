@@ -42,16 +42,21 @@ pytestmark = [
 def cluster_address() -> Any:
     """A local Ray cluster for the whole session. Workers import the bytebpe under test
     (its folder first on PYTHONPATH, inherited by the raylet and its workers)."""
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        [PACKAGE_ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    )
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = _with_package(os.environ)
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if ray.is_initialized():  # e.g. the README's example ran first in this session
         ray.shutdown()
-    context = ray.init(
-        num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False,
-        object_store_memory=256 << 20, log_to_driver=False, configure_logging=False,
-    )
+    try:
+        context = ray.init(
+            num_cpus=2, _node_ip_address="127.0.0.1", include_dashboard=False,
+            object_store_memory=256 << 20, log_to_driver=False, configure_logging=False,
+        )
+    finally:  # the raylet has its environment; the other tests keep theirs
+        if saved is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = saved
     ray.data.DataContext.get_current().enable_progress_bars = False
     yield context.address_info["gcs_address"]
     ray.shutdown()
@@ -85,6 +90,12 @@ def sample_texts(n: int = 1200) -> list[str]:
     with gzip.open(path, "rt", encoding="utf-8") as f:
         texts = [json.loads(line)["text"] for line in f]
     return [t for t in texts if t][:n]
+
+
+def _with_package(env: Any) -> str:
+    """PYTHONPATH with the folder of the bytebpe under test first."""
+    rest = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return os.pathsep.join([PACKAGE_ROOT, *rest])
 
 
 def dataset(docs: list[Any], blocks: int) -> Any:
@@ -252,7 +263,7 @@ def test_driver_killed_and_resumed(cluster_address: str, tmp_path: Path) -> None
     script.write_text(DRIVER)
     store = tmp_path / "run.sqlite"
     args = [sys.executable, str(script), cluster_address, str(docs_path), str(store)]
-    env = dict(os.environ)
+    env = dict(os.environ, PYTHONPATH=_with_package(os.environ))
     first = subprocess.Popen(args + ["1"], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL)
     try:
@@ -287,3 +298,9 @@ def _stored_blocks(store: Path) -> int:
             conn.close()
     except sqlite3.Error:
         return 0
+
+
+def test_an_empty_dataset_trains_the_byte_tokenizer(cluster_address: str) -> None:
+    with pytest.warns(bytebpe.TrainingWarning, match="empty"):
+        tok = Tokenizer.train_from_ray(dataset([], 1), VOCAB, progress=False)
+    assert tok.vocab_size == 256 and tok.loss_report()["training"]["documents"] == 0

@@ -11,6 +11,8 @@ from __future__ import annotations
 from bytebpe._bytebpe import __version__
 from bytebpe.cluster import encode_ray
 from bytebpe.errors import (
+    BlockError,
+    ClusterError,
     CorruptTokenizerError,
     InputError,
     PatternError,
@@ -26,6 +28,8 @@ from bytebpe.tokenizer import Merge, StreamingDecoder, Tokenizer, encode_to_file
 
 __all__ = [
     "SEED_PRESETS",
+    "BlockError",
+    "ClusterError",
     "CorruptTokenizerError",
     "InputError",
     "Merge",

@@ -9,10 +9,9 @@ See "The cluster path" in docs/design.md.
 from __future__ import annotations
 
 from bytebpe import run
-from bytebpe.cluster.blocks import BlockError
 from bytebpe.cluster.encode import encode_ray
-from bytebpe.cluster.ray_data import ClusterError
 from bytebpe.cluster.train import LAST_COUNT, count_dataset
+from bytebpe.errors import BlockError, ClusterError
 from bytebpe.options import Options
 
 __all__ = ["LAST_COUNT", "BlockError", "ClusterError", "encode_ray", "train"]

@@ -25,7 +25,7 @@ from bytebpe._bytebpe import (
     merge_snapshots,
     sequence_fingerprint,
 )
-from bytebpe.errors import InputError
+from bytebpe.errors import BlockError
 
 # Documents handed to the counter per call (bounded by bytes too, see documents.batches).
 COUNT_BATCH = 8192
@@ -49,10 +49,6 @@ class CountConfig:
     skip_bad_items: bool
     # Keys of blocks a run store already holds: such a block is not counted again.
     done: frozenset[str] = field(default_factory=frozenset)
-
-
-class BlockError(InputError):
-    """A block of the dataset holds a row that cannot be counted or encoded."""
 
 
 def block_documents(

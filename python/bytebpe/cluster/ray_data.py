@@ -10,14 +10,9 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from bytebpe.cluster.blocks import BlockError
-from bytebpe.errors import InputError
+from bytebpe.errors import BlockError, ClusterError, InputError
 
 INSTALL = "pip install 'bytebpe[ray]'"
-
-
-class ClusterError(RuntimeError):
-    """A cluster task kept failing (its worker died on every attempt Ray allows)."""
 
 
 def require_ray() -> Any:
