@@ -23,7 +23,7 @@ import bytebpe
 import pytest
 import ray
 import ray.data
-from bytebpe import Tokenizer, cluster
+from bytebpe import Tokenizer, _bytebpe, cluster, store
 
 PACKAGE_ROOT = str(Path(bytebpe.__file__).resolve().parent.parent)
 VOCAB = 256 + 300
@@ -261,21 +261,21 @@ def test_driver_killed_and_resumed(cluster_address: str, tmp_path: Path) -> None
     docs_path.write_text(json.dumps(docs))
     script = tmp_path / "driver.py"
     script.write_text(DRIVER)
-    store = tmp_path / "run.sqlite"
-    args = [sys.executable, str(script), cluster_address, str(docs_path), str(store)]
+    store_path = tmp_path / "run.sqlite"
+    args = [sys.executable, str(script), cluster_address, str(docs_path), str(store_path)]
     env = dict(os.environ, PYTHONPATH=_with_package(os.environ))
     first = subprocess.Popen(args + ["1"], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and _stored_blocks(store) < 2:
+        while time.monotonic() < deadline and _stored_blocks(store_path) < 2:
             assert first.poll() is None, "the driver ended before it was killed"
             time.sleep(0.1)
-        assert _stored_blocks(store) >= 2
+        assert _stored_blocks(store_path) >= 2
         first.send_signal(signal.SIGKILL)
     finally:
         first.wait()
-    done_before = _stored_blocks(store)
+    done_before = _stored_blocks(store_path)
     assert done_before < 8
     rerun = subprocess.run(args + ["0"], env=env, capture_output=True, text=True, timeout=90)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
@@ -284,14 +284,19 @@ def test_driver_killed_and_resumed(cluster_address: str, tmp_path: Path) -> None
     assert result["merges"] == [list(m) for m in want.merges()]
     assert result["stats"]["reused"] >= done_before
     assert result["stats"]["counted"] == 8 - result["stats"]["reused"]
-    assert Tokenizer.load(store).merges() == want.merges()
+    assert Tokenizer.load(store_path).merges() == want.merges()
+    stored = store.read(store_path)
+    assert stored.counting_finished and stored.documents == len(docs)
+    # The cluster's fingerprint: joinable, so the same for any partitioning.
+    assert stored.fingerprint == _bytebpe.sequence_fingerprint(list(docs))
+    assert _stored_blocks(store_path) == 0  # their sum is the counting checkpoint now
 
 
-def _stored_blocks(store: Path) -> int:
-    if not store.exists():
+def _stored_blocks(path: Path) -> int:
+    if not path.exists():
         return 0
     try:
-        conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=1)
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1)
         try:
             return int(conn.execute("SELECT count(*) FROM blocks").fetchone()[0])
         finally:
