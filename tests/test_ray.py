@@ -309,3 +309,21 @@ def test_an_empty_dataset_trains_the_byte_tokenizer(cluster_address: str) -> Non
     with pytest.warns(bytebpe.TrainingWarning, match="empty"):
         tok = Tokenizer.train_from_ray(dataset([], 1), VOCAB, progress=False)
     assert tok.vocab_size == 256 and tok.loss_report()["training"]["documents"] == 0
+
+
+@pytest.mark.slow
+def test_a_larger_corpus_in_many_blocks(cluster_address: str, tmp_path: Path) -> None:
+    """Heavier: 16 blocks joined three at a time (three tree levels), a memory limit
+    that prunes only before merging, uint32 shards."""
+    docs = sample_texts(100_000) + [d.decode("utf-8", "replace") for d in
+                                    english_with_invalid_bytes(3000, seed=5)]
+    opts: dict[str, Any] = dict(memory_limit="256MiB", progress=False)
+    want = Tokenizer.train_from_iterator(docs, 256 + 2000, **opts)
+    tok = Tokenizer.train_from_ray(dataset(docs, 16), 256 + 2000, fan_in=3, **opts)
+    assert summary(tok) == summary(want)
+    ref = tmp_path / "ref.bin"
+    tok.encode_to_file(docs, ref, dtype="uint32", progress=False)
+    index = bytebpe.encode_ray(dataset(docs, 16), tok, output_dir=tmp_path / "out",
+                               dtype="uint32", progress=False)
+    stream = b"".join((tmp_path / "out" / s["bin"]).read_bytes() for s in index["shards"])
+    assert stream == ref.read_bytes()
