@@ -1,7 +1,7 @@
 # Plain verbs for the development loop. `make check` (tests and lints) is what CI runs (.ci/run).
 PYTHON ?= python3
 
-.PHONY: help demo install install-test install-browser build-dev check test test-rust test-python test-slow lint lint-checks fmt bench bench-core fuzz
+.PHONY: help demo install install-test install-browser build-dev wheel install-wheel wheel-smoke check test test-rust test-python test-slow lint lint-checks fmt bench bench-core fuzz
 
 help:
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -19,10 +19,26 @@ install-test: ## install the package (editable) with everything the tests and li
 build-dev: ## rebuild the native module (editable install) after Rust changes
 	$(PYTHON) -m pip install -e . --no-deps --no-build-isolation
 
+wheel: ## build the abi3 wheel (one for every CPython >= 3.10) into dist/
+	$(PYTHON) -m pip install --quiet 'maturin>=1.7,<2'
+	rm -f dist/bytebpe-*.whl
+	$(PYTHON) -m maturin build --release --out dist
+
+# CI compiles once: the wheel it ships is the build the tests run against (installed over
+# any editable install, with what the tests and lints need), then the smoke test installs
+# the same wheel into fresh environments. The release profile (fat LTO) takes minutes;
+# `install-test` (editable) stays the development loop.
+install-wheel: wheel ## install the built wheel with everything the tests and lints need
+	$(PYTHON) -m pip install "$$(ls dist/bytebpe-*.whl)[test,lint]"
+	$(PYTHON) -m pip install --force-reinstall --no-deps dist/bytebpe-*.whl
+
+wheel-smoke: ## install dist/'s wheel in fresh venvs (no Rust on PATH) and smoke-test it
+	PYTHON=$(PYTHON) bash tools/wheel_smoke.sh dist
+
 install-browser: ## Debian's chromium + chromedriver for the report's browser tests (apt-get, only if missing)
 	bash tools/install_browser.sh
 
-check: install-test install-browser test-rust test-python lint-checks ## what CI runs: every test, then every lint
+check: install-wheel install-browser test-rust test-python lint-checks wheel-smoke ## what CI runs: every test and lint, on the wheel
 
 test: install-test install-browser test-rust test-python ## install test dependencies, run every test
 

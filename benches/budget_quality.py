@@ -69,11 +69,11 @@ def child(args: argparse.Namespace) -> None:
         for doc in read_docs(p, heldout=True):
             batch.append(doc)
             if len(batch) >= 256:
-                n_tokens += sum(map(len, tok.encode_batch(batch)))
+                n_tokens += sum(map(len, tok.encode_ordinary_batch(batch)))
                 n_bytes += sum(len(d.encode()) for d in batch)
                 batch = []
         if batch:
-            n_tokens += sum(map(len, tok.encode_batch(batch)))
+            n_tokens += sum(map(len, tok.encode_ordinary_batch(batch)))
             n_bytes += sum(len(d.encode()) for d in batch)
     t = tok.loss_report()["training"]
     print(json.dumps({

@@ -63,7 +63,7 @@ from train_compare import machine, repo_state, snapshot_bytebpe, version
 TOOLS = ("bytebpe", "tiktoken", "tokenizers")
 # (tool, api) -> label and the call it times
 BATCH_APIS = {
-    ("bytebpe", "list"): "bytebpe `encode_batch`",
+    ("bytebpe", "list"): "bytebpe `encode_ordinary_batch`",
     ("bytebpe", "numpy"): "bytebpe `encode_batch_numpy`",
     ("tiktoken", "list"): "tiktoken `encode_ordinary_batch`",
     ("tokenizers", "list"): "tokenizers `encode_batch` + `.ids`",

@@ -18,7 +18,7 @@ Run by encode_compare.py, one fresh process per run. Modes:
     python benches/encode_one.py --mode worst --tool tokenizers --case spaces_x --dir DIR
 
 Tools and the calls timed:
-  bytebpe     single: tok.encode_ordinary(text)     batch: tok.encode_batch(texts, num_threads=N)
+  bytebpe     single: tok.encode_ordinary(text)     batch: tok.encode_ordinary_batch(texts, num_threads=N)
                                                     (--api numpy: tok.encode_batch_numpy(texts, num_threads=N))
   tiktoken    single: enc.encode_ordinary(text)     batch: enc.encode_ordinary_batch(texts, num_threads=N)
   tokenizers  single: hf.encode(text).ids           batch: [e.ids for e in hf.encode_batch(texts)]
@@ -177,7 +177,7 @@ def setup(tool: str, d: Path):
         def batch(texts, api, threads):
             if api == "numpy":
                 return tok.encode_batch_numpy(texts, num_threads=threads), None
-            return tok.encode_batch(texts, num_threads=threads), None
+            return tok.encode_ordinary_batch(texts, num_threads=threads), None
 
     elif tool == "tiktoken":
         import tiktoken

@@ -160,7 +160,7 @@ def test_decode_bad_ids_name_position(tok):
 def test_decode_invalid_utf8_strict_and_replace(tok):
     ids = tok.encode_bytes(b"ok\xff")
     with pytest.raises(UnicodeDecodeError):
-        tok.decode(ids)
+        tok.decode(ids, errors="strict")
     assert tok.decode(ids, errors="replace") == "ok\ufffd"
     assert tok.decode(ids, errors="ignore") == "ok"
 
@@ -169,7 +169,7 @@ def test_decode_invalid_utf8_strict_and_replace(tok):
     ("content", "message"),
     [
         (b"", "is empty"),
-        (b"\x00\x01garbage", "not valid JSON"),
+        (b"\x00\x01garbage", "not a tokenizer bytebpe reads"),
         (b'{"hello": 1}', "not a bytebpe tokenizer"),
         (b"[1, 2]", "not a bytebpe tokenizer"),
     ],

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from bytebpe import Tokenizer
 from bytebpe.cli import main
@@ -116,3 +118,97 @@ def test_train_on_files_split_at_a_separator(tmp_path, capsys):
     expected = Tokenizer.train_from_iterator(
         ["first doc\nstill first", "second doc"] * 30, 265, progress=False)
     assert Tokenizer.load(out).merges() == expected.merges()
+
+
+@pytest.fixture(scope="module")
+def sample_tok(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "tok.json"
+    assert main(["train", "--sample", "--vocab-size", "600", "--special-token", "<|endoftext|>",
+                 "-o", str(path), "--no-progress", "--show", "0"]) == 0
+    return path
+
+
+@pytest.mark.parametrize(("fmt", "default"), [
+    ("bytebpe", "bytebpe-tokenizer.json"), ("huggingface", "tokenizer.json"),
+    ("tiktoken", "tokenizer.tiktoken"), ("transformers", "tokenizer"),
+])
+def test_export_every_format_to_its_default_name(sample_tok, tmp_path, monkeypatch, capsys,
+                                                 fmt, default):
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", str(sample_tok), "--format", fmt]) == 0
+    assert f"wrote {default}" in capsys.readouterr().out
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        [default, *(["tokenizer.tiktoken.json"] if fmt == "tiktoken" else [])])
+    # Whatever was written reads back (by content) as the same tokenizer, in the CLI too.
+    assert Tokenizer.load(tmp_path / default) == Tokenizer.load(sample_tok)
+    assert main(["inspect", default, "--top", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "vocab_size: 600" in out
+    kind = {"bytebpe": "bytebpe", "tiktoken": "tiktoken"}.get(fmt, "huggingface")
+    assert f"({kind})" in out
+
+
+def test_train_writes_the_format_asked(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["train", "--sample", "--vocab-size", "300", "--no-progress", "--show", "0",
+                 "--format", "huggingface"]) == 0
+    assert "wrote tokenizer.json" in capsys.readouterr().out
+    assert json.loads((tmp_path / "tokenizer.json").read_text())["model"]["type"] == "BPE"
+    assert main(["train", "--sample", "--vocab-size", "300", "--no-progress", "--show", "0"]) == 0
+    assert "wrote bytebpe-tokenizer.json" in capsys.readouterr().out
+    assert main(["train", "--sample", "--vocab-size", "300", "--no-progress",
+                 "--pad-token", "<pad>"]) == 1
+    assert "--pad-token and --unk-token go with --format transformers" in capsys.readouterr().err
+
+
+def test_encode_and_base_take_any_format(sample_tok, tmp_path, capsys):
+    tok = Tokenizer.load(sample_tok)
+    tok.save_tiktoken(tmp_path / "t.tiktoken")
+    (tmp_path / "bare.tiktoken").write_bytes((tmp_path / "t.tiktoken").read_bytes())
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("one line\ntwo lines\n")
+    for name, extra in (("t.tiktoken", []), ("bare.tiktoken", ["--pattern", "cl100k"])):
+        out = tmp_path / f"{name}.bin"
+        assert main(["encode", str(corpus), "-t", str(tmp_path / name), "-o", str(out),
+                     "--no-progress", *extra]) == 0
+        assert np.fromfile(out, dtype=np.uint16).tolist() == (
+            tok.encode("one line\n") + tok.encode("two lines\n"))
+    assert main(["encode", str(corpus), "-t", str(tmp_path / "bare.tiktoken"),
+                 "-o", str(tmp_path / "x.bin")]) == 1
+    assert "pass --pattern (cl100k" in capsys.readouterr().err
+    out = tmp_path / "extended.json"
+    assert main(["train", str(corpus), "--base", str(tmp_path / "t.tiktoken"),
+                 "--vocab-size", "602", "--min-frequency", "1", "-o", str(out),
+                 "--no-progress", "--heldout", str(corpus)]) == 0
+    assert Tokenizer.load(out).vocab_size == 602
+
+
+def test_double_star_globs_in_train_and_encode(sample_tok, tmp_path, capsys):
+    (tmp_path / "d" / "e" / "f").mkdir(parents=True)
+    (tmp_path / "d" / "top.txt").write_text("top level\n")
+    (tmp_path / "d" / "e" / "f" / "deep.txt").write_text("deep down\n" * 3)
+    pattern = str(tmp_path / "d" / "**" / "*.txt")
+    out = tmp_path / "t.json"
+    assert main(["train", pattern, "--vocab-size", "260", "-o", str(out), "--no-progress",
+                 "--heldout", pattern]) == 0
+    assert "4 documents" in capsys.readouterr().out
+    assert main(["encode", pattern, "-t", str(sample_tok), "-o", str(tmp_path / "x.bin"),
+                 "--eot", "<|endoftext|>", "--no-progress"]) == 0
+    tok = Tokenizer.load(sample_tok)
+    assert np.fromfile(tmp_path / "x.bin", dtype=np.uint16).tolist().count(
+        tok.eot_token) == 4
+
+
+def test_report_and_warning_for_mostly_invalid_utf8(tmp_path):
+    path = tmp_path / "blob.txt"
+    path.write_bytes(bytes(range(128, 256)) * 40 + b"\nsome text\n" * 10)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bytebpe.cli", "train", str(path), "--vocab-size", "260",
+         "-o", str(tmp_path / "t.json"), "--no-progress", "--heldout", str(path)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "TrainingWarning" in proc.stderr and "are not valid UTF-8" in proc.stderr
+    assert "blob.txt" in proc.stderr
+    assert "invalid UTF-8: 5,120 bytes" in proc.stdout
+    assert "is the input binary or compressed?" in proc.stdout

@@ -72,8 +72,9 @@ def test_encode_to_file_memmap(tok, tmp_path):
 
 def test_encode_to_file_errors_leave_no_file(tok, tmp_path):
     path = tmp_path / "bad.bin"
-    with pytest.raises(TypeError, match="item 1 of the training data is int"):
+    with pytest.raises(TypeError, match="item 1 of the documents to encode is int") as e:
         encode_to_file(tok, ["ok", 5], path, progress=False)
+    assert "on_bad_item" not in str(e.value)  # encode_to_file takes no such option
     assert not path.exists() and not list(tmp_path.iterdir())
 
 
@@ -105,11 +106,11 @@ def test_streaming_decoder_never_garbles(tok):
 
 
 def test_streaming_decoder_errors(tok):
-    dec = tok.decoder()
+    dec = tok.decoder(errors="strict")
     assert dec.feed([0xE4, 0xB8]) == ""
     with pytest.raises(UnicodeDecodeError):
         dec.flush()
-    dec = tok.decoder(errors="replace")
+    dec = tok.decoder()  # "replace" by default, as decode
     assert dec.feed([0xE4, 0xB8]) + dec.flush() == "\ufffd"
     with pytest.raises(bytebpe.UnknownTokenError, match="id 99999 at position 0"):
         tok.decoder().feed(99999)

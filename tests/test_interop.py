@@ -76,7 +76,7 @@ def exported(pattern, kind):
 
 def assert_same_ids(tok, enc, hf, texts):
     texts = list(texts)
-    ordinary = tok.encode_batch(texts)
+    ordinary = tok.encode_ordinary_batch(texts)
     assert enc.encode_ordinary_batch(texts) == ordinary
     with_specials = [tok.encode(t, allowed_special="all") for t in texts]
     assert [enc.encode(t, allowed_special="all") for t in texts] == with_specials

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from bytebpe._bytebpe import __version__
 from bytebpe.cluster import encode_ray
 from bytebpe.errors import (
@@ -24,13 +26,18 @@ from bytebpe.phases import Phase
 from bytebpe.seeds import SEED_PRESETS
 from bytebpe.sources import read_files
 from bytebpe.store import RunStore
-from bytebpe.tokenizer import Merge, StreamingDecoder, Tokenizer, encode_to_file
+from bytebpe.tokenizer import Encoding, Merge, StreamingDecoder, Tokenizer, encode_to_file
+
+# The package's logger: training logs what it resumes, reuses and finishes (INFO). Silent
+# unless the application configures logging.
+logging.getLogger("bytebpe").addHandler(logging.NullHandler())
 
 __all__ = [
     "SEED_PRESETS",
     "BlockError",
     "ClusterError",
     "CorruptTokenizerError",
+    "Encoding",
     "InputError",
     "Merge",
     "PatternError",

@@ -1,25 +1,29 @@
 """The `bytebpe` command.
 
-    bytebpe train --sample -o tokenizer.json          # the bundled sample corpus
-    bytebpe train corpus/*.txt data.jsonl.gz -o tok.json
+    bytebpe train --sample -o tok.json                # the bundled sample
+    bytebpe train 'corpus/**/*.txt' data.jsonl.gz -o tok.json
     cat corpus.txt | bytebpe train - -o tok.json      # standard input
+    bytebpe export tok.json --format huggingface      # -> tokenizer.json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
 
-from bytebpe import __version__, arrays, store
+from bytebpe import __version__, arrays, loading, observe, store
 from bytebpe.interop.tiktoken import sidecar_path
 from bytebpe.ledger import format_report
 from bytebpe.options import TrainingOptions, parse_memory_limit
 from bytebpe.report import cli as report_cli
+from bytebpe.run import INVALID_UTF8_SHARE
 from bytebpe.sample import sample_documents
+from bytebpe.serve import cli as serve_cli
 from bytebpe.sources import read_files
 from bytebpe.tokenizer import Tokenizer
 
@@ -31,13 +35,20 @@ HELDOUT_BYTES = 32 * 10**6
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Runs `bytebpe ARGS` (`argv` defaults to the command line); returns the exit status.
+
+    >>> main(["export", "tok.json", "--format", "tiktoken"])   # doctest: +SKIP
+    0
+    """
     parser = argparse.ArgumentParser(prog="bytebpe", description="Byte-level BPE tokenizers.")
     parser.add_argument("--version", action="version", version=f"bytebpe {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     _add_train(commands)
     _add_encode(commands)
     _add_inspect(commands)
+    _add_export(commands)
     report_cli.add_parser(commands)
+    serve_cli.add_parser(commands)
     args = parser.parse_args(argv)
     try:
         status: int = args.run(args)
@@ -57,9 +68,9 @@ def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Train a tokenizer on files, standard input (-) or the bundled sample.",
     )
     p.add_argument("inputs", nargs="*",
-                   help="files or globs (.txt, .jsonl, .parquet, optionally .gz/.zst), or -")
+                   help="files or globs (.txt, .jsonl, .parquet; gzip, zstd, xz or bzip2 compressed), or -")
     p.add_argument("--sample", action="store_true", help="train on the bundled sample corpus")
-    p.add_argument("-o", "--output", default="tokenizer.json", help="where to write the tokenizer")
+    _add_output_options(p)
     p.add_argument("--vocab-size", type=int, default=8192)
     p.add_argument("--pattern", default=None,
                    help="gpt2, cl100k, o200k, or a regex (default: cl100k, or the base's)")
@@ -80,7 +91,73 @@ def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="peak memory of the whole run, e.g. 2GB or 1.5GiB (rare words are "
                         "dropped past it and counted in the loss ledger)")
     p.add_argument("--show", type=int, default=20, help="how many learned tokens to show")
+    p.add_argument("--metrics-port", type=int, default=None,
+                   help="serve Prometheus metrics of the run on 127.0.0.1 at this port while "
+                        "it trains (0: a free one); needs bytebpe[observe]")
+    p.add_argument("--log-level", choices=("debug", "info", "warning", "error"),
+                   default="warning",
+                   help="training events on standard error (start, checkpoints, phases, "
+                        "end with the ledger): JSON lines off a terminal with "
+                        "bytebpe[observe], else plain lines (default: warning)")
     p.set_defaults(run=_train)
+
+
+# What `--format` writes, and where by default (only a Hugging Face file is named
+# tokenizer.json; transformers gets a directory from `save_pretrained`).
+FORMATS = {
+    "bytebpe": "bytebpe-tokenizer.json",
+    "huggingface": "tokenizer.json",
+    "tiktoken": "tokenizer.tiktoken",
+    "transformers": "tokenizer",
+}
+ROLES = ("bos", "eos", "pad", "unk")
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    """Which format `train` and `export` write, and where."""
+    p.add_argument("-o", "--output", default=None,
+                   help="where to write the tokenizer (default: "
+                   + ", ".join(f"{v} for {k}" for k, v in FORMATS.items()) + ")")
+    p.add_argument("--format", choices=tuple(FORMATS), default="bytebpe",
+                   help="bytebpe (its own file: merges, counts, ledger), huggingface "
+                   "(tokenizer.json), tiktoken (.tiktoken ranks + .json sidecar), or "
+                   "transformers (a directory AutoTokenizer.from_pretrained loads)")
+    for role in ROLES:
+        p.add_argument(f"--{role}-token", default=None,
+                       help=f"with --format transformers: the special token used as {role}_token")
+
+
+def _write(tok: Tokenizer, args: argparse.Namespace) -> str:
+    """Writes `tok` in `args.format` to `args.output` (or the format's default name)."""
+    output: str = args.output or FORMATS[args.format]
+    roles = {f"{role}_token": getattr(args, f"{role}_token") for role in ROLES}
+    if args.format != "transformers" and any(roles.values()):
+        raise ValueError("--bos-token, --eos-token, --pad-token and --unk-token go with "
+                         "--format transformers")
+    if args.format == "bytebpe":
+        tok.save(output)
+    elif args.format == "huggingface":
+        tok.save_huggingface(output)
+    elif args.format == "tiktoken":
+        tok.save_tiktoken(output)
+        output += f" (and {sidecar_path(output)})"
+    else:
+        tok.save_pretrained(output, **roles)
+        output += "/"
+    return output
+
+
+def load_tokenizer(path: str, pattern: str | None = None) -> Tokenizer:
+    """Any tokenizer file bytebpe reads, by its content (`Tokenizer.load`); `pattern` is
+    used only by a bare .tiktoken ranks file (one without its sidecar)."""
+    bare = loading.kind_of(path) == "tiktoken" and not os.path.exists(sidecar_path(path))
+    if bare and pattern is None:
+        raise ValueError(
+            f"{path} is a bare .tiktoken ranks file (no sidecar {sidecar_path(path)}), which "
+            "does not store its pre-tokenization pattern; pass --pattern (cl100k, o200k, "
+            "gpt2, or the regex it was trained with)"
+        )
+    return Tokenizer.load(path, pattern=pattern if bare else None)
 
 
 def _add_input_options(p: argparse.ArgumentParser) -> None:
@@ -96,13 +173,16 @@ def _add_input_options(p: argparse.ArgumentParser) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
+    _configure_logging(args.log_level)
     if args.sample == bool(args.inputs):
         raise ValueError("give input files (or - for standard input), or --sample, not both")
     if (args.separator is not None) != (args.documents == "separator"):
         raise ValueError("--separator goes with --documents separator (and needs it)")
     if args.sample and args.separator is not None:
         raise ValueError("--sample is split into documents already: leave out --separator")
-    if args.inputs == ["-"] or args.documents == "separator":
+    if args.inputs == ["-"] or args.documents == "separator" or (
+        args.heldout is not None and not args.sample
+    ):
         return _train_streaming(args)
     if args.sample:
         train_docs: Iterable[str | bytes] = list(sample_documents(split="train"))
@@ -139,10 +219,11 @@ def _training_options(args: argparse.Namespace) -> TrainingOptions:
         min_frequency=args.min_frequency,
         num_threads=args.threads,
         store=args.store,
-        base=load_base(args.base, args.pattern) if args.base else None,
+        base=load_tokenizer(args.base, args.pattern) if args.base else None,
         seed_merges=args.seed_merges,
         memory_limit=args.memory_limit,
         progress=not args.no_progress,
+        metrics_port=args.metrics_port,
     )
 
 
@@ -151,11 +232,17 @@ def _report(
     heldout: list[str | bytes],
 ) -> None:
     """Saves the tokenizer and prints what it was trained on and learned."""
-    tok.save(args.output)
+    written = _write(tok, args)
     training = tok.loss_report()["training"] or {}
     n_bytes = training.get("bytes", 0)
     print(f"trained on {source}: {training.get('documents', 0):,} documents, "
           f"{n_bytes / 1e6:,.1f} MB")
+    invalid = sum(training.get("invalid_utf8_bytes", {}).values())
+    if invalid:
+        share = invalid / max(n_bytes, 1)
+        flag = " -- is the input binary or compressed?" if share >= INVALID_UTF8_SHARE else ""
+        print(f"invalid UTF-8: {invalid:,} bytes ({share:.1%} of the input, kept as byte "
+              f"tokens){flag}")
     if training.get("dropped_word_mass"):
         print(f"memory limit {args.memory_limit}: dropped {training['dropped_word_mass']:,} "
               f"occurrences of rare words ({training['dropped_bytes'] / 1e6:,.1f} MB of text)")
@@ -163,27 +250,21 @@ def _report(
     print(f"time: {seconds:.2f} s ({n_bytes / 1e6 / max(seconds, 1e-9):,.1f} MB/s)")
     _report_compression(tok, heldout)
     _show_learned(tok, args.show, heldout)
-    print(f"wrote {args.output}")
+    print(f"wrote {written}")
 
 
-def load_base(path: str, pattern: str | None) -> Tokenizer:
-    """A tokenizer to extend, from any file bytebpe reads: its own format or run store,
-    tiktoken ranks (the pattern from the sidecar file, or --pattern), tokenizer.json."""
-    if path.endswith(".tiktoken"):
-        # With a sidecar, its pattern is the base's (and --pattern must agree with it).
-        has_sidecar = os.path.exists(sidecar_path(path))
-        return Tokenizer.from_tiktoken(path, pattern=None if has_sidecar else pattern)
-    with open(path, "rb") as f:
-        head = f.read(4096)
-    if b'"model"' in head or b'"added_tokens"' in head:
-        return Tokenizer.from_huggingface(path)
-    return Tokenizer.load(path)
+def _configure_logging(level: str) -> None:
+    """Structured logs (structlog) when the observe extra is installed, else plain lines."""
+    try:
+        observe.configure_logging(level=level)
+    except ImportError:
+        logging.basicConfig(level=level.upper(), format="%(asctime)s %(name)s %(message)s")
 
 
 def _train_streaming(args: argparse.Namespace) -> int:
-    """Standard input (or files split at a separator) read in chunks, never held in
-    memory whole. Held-out text comes only from --heldout (a stream cannot be read twice,
-    and documents are not kept)."""
+    """Standard input, or files (with --heldout, or split at a separator), read in chunks
+    by the Rust reader, never held in memory whole. Held-out text comes only from
+    --heldout (a stream cannot be read twice, and documents are not kept)."""
     if "-" in args.inputs and args.inputs != ["-"]:
         raise ValueError("standard input (-) is read as a stream: give it alone")
     # Escapes such as \n are read as in Python; other characters stay as typed.
@@ -242,8 +323,10 @@ def _add_encode(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "vocabularies above 65,536), as nanoGPT reads with numpy.memmap.",
     )
     p.add_argument("inputs", nargs="+",
-                   help="files or globs (.txt, .jsonl, .parquet, optionally .gz/.zst), or -")
-    p.add_argument("-t", "--tokenizer", required=True, help="a tokenizer file from `bytebpe train`")
+                   help="files or globs (.txt, .jsonl, .parquet; gzip, zstd, xz or bzip2 compressed), or -")
+    p.add_argument("-t", "--tokenizer", required=True,
+                   help="any tokenizer file: bytebpe's, a run store, tokenizer.json, .tiktoken")
+    p.add_argument("--pattern", default=None, help="the pattern of a bare .tiktoken file")
     p.add_argument("-o", "--output", required=True, help="the .bin file to write")
     p.add_argument("--eot", default=None,
                    help="a special token written after every document (e.g. '<|endoftext|>')")
@@ -255,7 +338,7 @@ def _add_encode(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _encode(args: argparse.Namespace) -> int:
     if args.documents == "separator" or args.separator is not None:
         raise ValueError("encode splits documents by line or by file (--documents lines|files)")
-    tok = Tokenizer.load(args.tokenizer)
+    tok = load_tokenizer(args.tokenizer, args.pattern)
     started = time.perf_counter()
     docs = read_files(args.inputs, documents=args.documents, text_column=args.text_column)
     count = tok.encode_to_file(docs, args.output, dtype=args.dtype, eot=args.eot,
@@ -271,14 +354,35 @@ def _add_inspect(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "inspect",
         help="show a run store or tokenizer file: settings, progress, merges, loss ledger",
     )
-    p.add_argument("path", help="a run store (.sqlite) or a tokenizer file")
+    p.add_argument("path", help="a run store or any tokenizer file (bytebpe's, "
+                   "tokenizer.json, .tiktoken)")
     p.add_argument("--top", type=int, default=15, help="how many merges to list")
+    p.add_argument("--pattern", default=None, help="the pattern of a bare .tiktoken file")
     p.set_defaults(run=_inspect)
 
 
+def _add_export(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = commands.add_parser(
+        "export",
+        help="write a tokenizer in another format",
+        description="Read any tokenizer file (bytebpe's, a run store, tokenizer.json, "
+        ".tiktoken) and write it as --format. Every export is checked to give identical ids.",
+    )
+    p.add_argument("path", help="the tokenizer to convert")
+    p.add_argument("--pattern", default=None, help="the pattern of a bare .tiktoken file")
+    _add_output_options(p)
+    p.set_defaults(run=_export)
+
+
+def _export(args: argparse.Namespace) -> int:
+    tok = load_tokenizer(args.path, args.pattern)
+    print(f"wrote {_write(tok, args)} ({args.format}, {tok.vocab_size:,} tokens)")
+    return 0
+
+
 def _inspect(args: argparse.Namespace) -> int:
-    tok = Tokenizer.load(args.path)
-    if store.is_store_file(args.path):
+    tok = load_tokenizer(args.path, args.pattern)
+    if loading.kind_of(args.path) == "store":
         run = store.read(args.path, with_snapshot=False)
         meta = run.meta
         print(f"run store {args.path}")
@@ -295,7 +399,7 @@ def _inspect(args: argparse.Namespace) -> int:
         print(f"  merges: {len(run.merges):,}; vocabulary so far: {tok.vocab_size:,}")
         print(f"  complete: {'yes' if meta.get('complete') == '1' else 'no'}")
     else:
-        print(f"tokenizer {args.path}")
+        print(f"tokenizer {args.path} ({loading.kind_of(args.path)})")
         print(f"  pattern: {tok.pattern_name or repr(tok.pattern)}")
         print(f"  special tokens: {list(tok.special_tokens)}")
         print(f"  vocab_size: {tok.vocab_size:,}")

@@ -10,12 +10,18 @@ file and for `Tokenizer.encode_batch_numpy` alike.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 
 from bytebpe import arrays
 from bytebpe._bytebpe import CoreTokenizer
 from bytebpe.checks import check_int, check_optional_int, check_str
-from bytebpe.documents import ENCODING_ADVICE, batches, iter_documents, surrogate_error
+from bytebpe.documents import (
+    ENCODING,
+    ENCODING_ADVICE,
+    batches,
+    iter_documents,
+    surrogate_error,
+)
 from bytebpe.progress import ProgressBar
 
 
@@ -50,11 +56,16 @@ def write_token_file(
     eot_token = arrays.eot_id(core.vocab_size, specials, eot)
     threads = check_optional_int("num_threads", num_threads, minimum=1)
     check_int("batch_size", batch_size, minimum=1)
-    items = iter_documents(documents, check_str("text_column", text_column), batch_size)
+    items = iter_documents(
+        documents, check_str("text_column", text_column), batch_size, what=ENCODING
+    )
     tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
     written = 0
     try:
-        with open(tmp, "wb") as out, ProgressBar(progress, desc="encoding", unit="doc") as bar:
+        total = len(documents) if isinstance(documents, Sized) else None
+        with open(tmp, "wb") as out, ProgressBar(
+            progress, desc="encoding", unit="doc", total=total
+        ) as bar:
             first = 0
             for batch in batches(items, batch_size):
                 flat, _ = flat_tokens(core, batch, itemsize, eot_token, threads, first)

@@ -8,9 +8,48 @@ from __future__ import annotations
 
 import copy
 import threading
-from typing import Any
+from typing import Any, TypedDict
 
 DECODE_KEYS = ("bytes_replaced", "bytes_ignored", "unknown_ids")
+
+
+class InvalidUtf8Example(TypedDict):
+    """Where one invalid UTF-8 sequence was seen."""
+
+    kind: str
+    document: int
+    offset: int
+
+
+class TrainingLedger(TypedDict, total=False):
+    """What training saw (`Tokenizer.loss_report()["training"]`)."""
+
+    documents: int
+    bytes: int
+    invalid_utf8_bytes: dict[str, int]
+    invalid_utf8_examples: list[InvalidUtf8Example]
+    lone_surrogates: int
+    unmatched_bytes: int
+    pieces_cut: int
+    rejected_items: dict[str, int]
+    dropped_word_mass: int
+    dropped_bytes: int
+
+
+class DecodeCounts(TypedDict):
+    """What decoding with this tokenizer replaced, ignored or could not find."""
+
+    bytes_replaced: int
+    bytes_ignored: int
+    unknown_ids: int
+
+
+class LossReport(TypedDict):
+    """`Tokenizer.loss_report()`: `training` is None for a tokenizer that was imported
+    (or saved before ledgers were kept)."""
+
+    training: TrainingLedger | None
+    decode: DecodeCounts
 
 
 class DecodeLedger:
@@ -23,13 +62,18 @@ class DecodeLedger:
         with self._lock:
             self._decode[key] += n
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> LossReport:
         with self._lock:
-            decode = dict(self._decode)
-        return {"training": copy.deepcopy(self.training), "decode": decode}
+            decode = DecodeCounts(
+                bytes_replaced=self._decode["bytes_replaced"],
+                bytes_ignored=self._decode["bytes_ignored"],
+                unknown_ids=self._decode["unknown_ids"],
+            )
+        training: TrainingLedger | None = copy.deepcopy(self.training)  # type: ignore[assignment]
+        return LossReport(training=training, decode=decode)
 
 
-def is_clean(report: dict[str, Any]) -> bool:
+def is_clean(report: LossReport | dict[str, Any]) -> bool:
     """True when nothing was lost or altered: every count in the ledger (other than the
     documents and bytes seen) is zero."""
     training = report.get("training") or {}
@@ -46,7 +90,7 @@ def is_clean(report: dict[str, Any]) -> bool:
     return not any(lossy)
 
 
-def format_report(report: dict[str, Any]) -> str:
+def format_report(report: LossReport | dict[str, Any]) -> str:
     """A human-readable rendering of `Tokenizer.loss_report()`."""
     lines = []
     training = report.get("training")

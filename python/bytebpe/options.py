@@ -44,6 +44,7 @@ class SharedOptions(TypedDict, total=False):
     seed_merges: str | Sequence[str | bytes] | None
     memory_limit: int | str | None
     progress: bool
+    metrics_port: int | None
 
 
 class TrainingOptions(SharedOptions, total=False):
@@ -77,6 +78,10 @@ Options shared by every training entry point (keyword-only):
   that the rarest words are dropped at fixed points of the input and counted in
   `loss_report()`. The result depends on the limit and the document order only.
 - `progress` (default True): progress bars (tqdm, notebook-aware).
+- `metrics_port`: serve Prometheus metrics of the run (documents and bytes counted,
+  merges, vocabulary size, checkpoints, the loss ledger) on 127.0.0.1 at this port while
+  it trains (0 picks a free port); needs `bytebpe[observe]`. Events are logged on the
+  `bytebpe.train` logger either way.
 """
 
 SHARED_KEYS = frozenset(SharedOptions.__annotations__)
@@ -104,6 +109,8 @@ class Options:
     max_token_length: int | None
     memory_limit: int | None
     store: RunStore | None
+    # Where Prometheus metrics are served while training (0: a free port), or None.
+    metrics_port: int | None
     # What training extends (a warm start, seed merges), or None to start from the bytes.
     start: CoreTokenizer | None
     progress: bool
@@ -163,9 +170,17 @@ def build(vocab_size: object, start: CoreTokenizer | None, options: Mapping[str,
         ),
         memory_limit=parse_memory_limit(options.get("memory_limit")),
         store=store_of(options.get("store")),
+        metrics_port=_port(options.get("metrics_port")),
         start=with_seeds(start, pattern, options.get("seed_merges")),
         progress=bool(options.get("progress", True)),
     )
+
+
+def _port(value: object) -> int | None:
+    port = check_optional_int("metrics_port", value, minimum=0)
+    if port is not None and port > 65535:
+        raise ValueError(f"metrics_port={port} is not a TCP port (0-65535)")
+    return port
 
 
 def special_tokens_of(special_tokens: object) -> list[str]:

@@ -19,6 +19,7 @@ class ParquetSource:
 
     one_shot = False
     total = None
+    total_bytes = None
 
     def __init__(self, path: str, compression: str | None, column: str) -> None:
         self.name = path

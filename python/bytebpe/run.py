@@ -25,9 +25,17 @@ from bytebpe._bytebpe import CoreTokenizer, CorruptTokenizerError, WordCounter, 
 from bytebpe.errors import StoreError, TrainingWarning
 from bytebpe.options import Options
 from bytebpe.progress import ProgressBar
+from bytebpe.run_events import RunEvents
 from bytebpe.sources import CALL_BYTES, Source
 
 Trained = tuple[CoreTokenizer, dict[str, Any]]
+
+
+# A source whose bytes are at least this share of invalid UTF-8 gets a warning: it is
+# probably binary, compressed in a format that was not recognised, or not UTF-8 text.
+INVALID_UTF8_SHARE = 0.05
+# ... once it has this many bytes (a few stray bytes in a tiny input are not a pattern).
+INVALID_UTF8_MIN_BYTES = 256
 
 # Pre-counted words are checked and handed over this many at a time, so no copy of the
 # whole mapping is made.
@@ -45,35 +53,38 @@ def train(
     counted, checked by fingerprint), then merges. Returns the native tokenizer and its
     training ledger."""
     counter = _new_counter(opts, surrogatepass)
-    with _open_run(opts) as run:
+    with _observed(opts) as events, _open_run(opts) as run:
         stored = run.stored if run else None
         rejected = _Rejected(stored.ledger.get("rejected_items", {}) if stored else {})
         if stored is not None and stored.counting_finished:
-            _restore(counter, stored)  # the input is not read again
+            assert run is not None
+            _check_finished_input(counter, sources, run, events)
+            _restore(counter, stored, events)  # the input is not counted again
         else:
             skip = 0
             if stored is not None and stored.documents and not restart_counting:
-                _restore(counter, stored)
+                _restore(counter, stored, events)
                 skip = stored.documents
             else:
                 rejected = _Rejected({})
-            _count(counter, sources, skip, opts, run, rejected)
-        return _merge_and_finish(counter, opts, run, rejected.total())
+            _count(counter, sources, skip, opts, run, rejected, events)
+        return _merge_and_finish(counter, opts, run, rejected.total(), events)
 
 
 def train_counts(counts: Mapping[Any, Any], opts: Options) -> Trained:
     """Trains on pre-counted words (word -> count), optionally in a run store."""
     chunks = word_count_chunks(counts)
     counter = _new_counter(opts, False)
-    with _open_run(opts) as run:
+    with _observed(opts) as events, _open_run(opts) as run:
         if run and run.stored.counting_finished:
-            _restore(counter, run.stored)
+            _restore(counter, run.stored, events)
         else:
+            events.phase("counting")
             for chunk in chunks:
                 counter.add_counts(chunk)
             if run:
                 run.checkpoint_counting(counter, finished=True)
-        return _merge_and_finish(counter, opts, run, {})
+        return _merge_and_finish(counter, opts, run, {}, events)
 
 
 @dataclass(frozen=True)
@@ -94,19 +105,23 @@ def train_counted(count: Callable[[store.OpenRun | None], Counted], opts: Option
     counter and merged as any other run. A store whose counting finished is restored
     without calling `count`."""
     counter = _new_counter(opts, False)
-    with _open_run(opts) as run:
+    with _observed(opts) as events, _open_run(opts) as run:
         if run and run.stored.counting_finished:
-            _restore(counter, run.stored)
+            _restore(counter, run.stored, events)
             rejected = dict(run.stored.ledger.get("rejected_items", {}))
         else:
+            events.phase("counting")
             counted = count(run)
             counter.restore(counted.snapshot, counted.ledger, counted.fingerprint)
             rejected = dict(counted.rejected)
+            events.counted(documents=counter.documents, bytes=counter.bytes)
+            events.emit("train.counted", documents=counter.documents, bytes=counter.bytes,
+                        distinct_words=counter.distinct_words)
             if run:
                 run.set_ledger("rejected_items", rejected)
                 run.checkpoint_counting(counter, finished=True)
                 run.drop_blocks()  # their sum is the checkpoint now
-        return _merge_and_finish(counter, opts, run, rejected)
+        return _merge_and_finish(counter, opts, run, rejected, events)
 
 
 # ==================== Opening and restoring
@@ -144,10 +159,28 @@ def _open_run(opts: Options) -> Iterator[store.OpenRun | None]:
         run.close()
 
 
-def _restore(counter: WordCounter, stored: store.StoredRun) -> None:
+@contextlib.contextmanager
+def _observed(opts: Options) -> Iterator[RunEvents]:
+    """The run's logs and metrics, with a failure logged as such."""
+    events = RunEvents(
+        vocab_size=opts.vocab_size, metrics_port=opts.metrics_port,
+        store=opts.store.path if opts.store else None,
+    )
+    try:
+        yield events
+    except BaseException as e:
+        events.failed(e)
+        raise
+    finally:
+        events.close()
+
+
+def _restore(counter: WordCounter, stored: store.StoredRun, events: RunEvents) -> None:
     if stored.snapshot is None or "counting" not in stored.ledger or stored.fingerprint is None:
         raise CorruptTokenizerError("the run store has counting progress but no snapshot")
     counter.restore(stored.snapshot, stored.ledger["counting"], stored.fingerprint)
+    events.resumed(documents=counter.documents, bytes=counter.bytes,
+                   counting_finished=stored.counting_finished)
 
 
 class _Rejected:
@@ -175,6 +208,7 @@ def _count(
     opts: Options,
     run: store.OpenRun | None,
     rejected: _Rejected,
+    events: RunEvents,
 ) -> None:
     """Reads past `skip` documents, then counts: progress per call into Rust, a store
     checkpoint when due (and before an error or Ctrl-C propagates, so a second call
@@ -187,13 +221,24 @@ def _count(
         if run and not counter.in_document:
             run.set_ledger("rejected_items", rejected.total())
             run.checkpoint_counting(counter, finished=finished)
+            events.checkpoint(documents=counter.documents, bytes=counter.bytes, finished=finished)
 
-    with ProgressBar(opts.progress, desc="counting", unit="doc",
-                     initial=counter.documents) as bar:
+    events.phase("counting")
+
+    # Files of known size show progress in bytes against their total; other inputs in
+    # documents (against a dataset's length when known).
+    sources = list(sources)
+    sizes = [source.total_bytes for source in sources]
+    by_size = bool(sources) and None not in sizes
+    progress = (
+        dict(unit="B", unit_scale=True, total=sum(n or 0 for n in sizes), initial=counter.bytes)
+        if by_size else dict(unit="doc", initial=counter.documents)
+    )
+    with ProgressBar(opts.progress, desc="counting", **progress) as bar:
         for source in sources:
             if skip and source.one_shot:
                 raise _one_shot_error(run, skip_total)
-            if source.total is not None:
+            if source.total is not None and not by_size:
                 bar.set_total(source.total)
             if skip:
                 skipped, fingerprint = source.skip(counter, skip, fingerprint)
@@ -203,12 +248,16 @@ def _count(
                 if run and fingerprint != run.stored.fingerprint:
                     raise _input_differs(run, skip_total)
             rejected.sources.append(source.rejected)
+            seen_before = _invalid_and_total(counter)
             done = False
             try:
                 while not done:
-                    before = counter.documents
+                    before, before_bytes = counter.documents, counter.bytes
                     done = source.count(counter, CALL_BYTES)
-                    bar.update(counter.documents - before)
+                    bar.update((counter.bytes - before_bytes) if by_size
+                               else (counter.documents - before))
+                    events.counted(documents=counter.documents - before,
+                                   bytes=counter.bytes - before_bytes)
                     now = time.perf_counter()
                     mb = counter.bytes / 1e6
                     bar.set_postfix_str(f"{mb:,.1f} MB, {mb / max(now - started, 1e-9):,.1f} MB/s")
@@ -220,9 +269,69 @@ def _count(
                 # is fixed, the same call resumes from here.
                 checkpoint(finished=False)
                 raise
+            _warn_if_not_text(source, counter, seen_before)
     if skip:
         raise _input_differs(run, skip_total)
     checkpoint(finished=True)
+    events.emit("train.counted", documents=counter.documents, bytes=counter.bytes,
+                distinct_words=counter.distinct_words,
+                seconds=round(time.perf_counter() - started, 3))
+
+
+def _invalid_and_total(counter: WordCounter) -> tuple[int, int]:
+    ledger: dict[str, Any] = counter.ledger()
+    return sum(ledger["invalid_utf8_bytes"].values()), counter.bytes
+
+
+def _warn_if_not_text(source: Source, counter: WordCounter, before: tuple[int, int]) -> None:
+    """Warns when a large share of what `source` gave was not valid UTF-8 (the bytes are
+    still trained on, reversibly, and counted in the loss ledger)."""
+    invalid, total = (now - then for now, then in zip(_invalid_and_total(counter), before))
+    if total >= INVALID_UTF8_MIN_BYTES and invalid >= INVALID_UTF8_SHARE * total:
+        warnings.warn(
+            f"{source.name}: {invalid:,} of its {total:,} bytes ({invalid / total:.0%}) are "
+            "not valid UTF-8; they are trained on as byte tokens (see loss_report()). Is it "
+            "binary, compressed in a format bytebpe does not read, or in another encoding?",
+            TrainingWarning, stacklevel=_caller(),
+        )
+
+
+def _check_finished_input(
+    counter: WordCounter, sources: Iterable[Source], run: store.OpenRun, events: RunEvents
+) -> None:
+    """A finished run is reused only for the input it counted: where the input can be
+    read again, it is read (not counted) and its fingerprint and document count compared
+    with the store's; a one-shot input cannot be checked, so a warning says so."""
+    stored = run.stored
+    sources = list(sources)
+    if any(source.one_shot for source in sources):
+        warnings.warn(
+            f"the run store {run.where} holds a finished run ({stored.documents:,} "
+            "documents); its tokenizer is returned without reading the input, which is a "
+            "one-shot iterator and cannot be checked against it. If the data differs, use "
+            "another store path",
+            TrainingWarning, stacklevel=_caller(),
+        )
+        return
+    fingerprint = WordCounter.fingerprint_of([])
+    remaining, seen = stored.documents, 0
+    for source in sources:
+        skipped, fingerprint = source.skip(counter, remaining + 1, fingerprint)
+        remaining -= skipped
+        seen += skipped
+    if seen != stored.documents or fingerprint != stored.fingerprint:
+        differs = (
+            "it has more documents" if seen > stored.documents
+            else f"it has {seen:,} documents" if seen < stored.documents
+            else "its documents differ"
+        )
+        raise StoreError(
+            f"the run store {run.where} holds a finished run on other data: it counted "
+            f"{stored.documents:,} documents, and this input differs ({differs}). Use "
+            f"another store path to train on this data, or Tokenizer.load({run.where}) for "
+            "the finished tokenizer"
+        )
+    events.emit("train.input_checked", store=run.store.path, documents=seen)
 
 
 def _one_shot_error(run: store.OpenRun | None, n: int) -> StoreError:
@@ -248,7 +357,8 @@ def _input_differs(run: store.OpenRun | None, n: int) -> StoreError:
 
 
 def _merge_and_finish(
-    counter: WordCounter, opts: Options, run: store.OpenRun | None, rejected: dict[str, int]
+    counter: WordCounter, opts: Options, run: store.OpenRun | None, rejected: dict[str, int],
+    events: RunEvents,
 ) -> Trained:
     """Merges, then seals the run: the training ledger (taken before the counter is
     consumed by training) goes into the store with the last merges. Under a memory limit
@@ -257,15 +367,17 @@ def _merge_and_finish(
     counter.fit_merge_budget()
     ledger: dict[str, Any] = dict(counter.ledger())
     ledger["rejected_items"] = dict(rejected)
-    core = _merge(counter, opts, run, pruned=ledger["dropped_word_mass"] > 0)
+    core = _merge(counter, opts, run, ledger["dropped_word_mass"] > 0, events)
     if run:
         run.set_ledger("training", ledger)
         run.finish()
+    events.finished(vocab_size=core.vocab_size, ledger=ledger)
     return core, ledger
 
 
 def _merge(
-    counter: WordCounter, opts: Options, run: store.OpenRun | None, pruned: bool
+    counter: WordCounter, opts: Options, run: store.OpenRun | None, pruned: bool,
+    events: RunEvents,
 ) -> CoreTokenizer:
     """Runs the merge loop (GIL released, Ctrl-C aware), replaying a stored log first,
     and warns when it stops short of `vocab_size`."""
@@ -275,10 +387,12 @@ def _merge(
     first_new = len(opts.start.tokens()) if opts.start else 256
     replay = file_format.fitting_prefix(run.stored.merges, target, first_new) if run else []
     empty = counter.distinct_words == 0
+    events.phase("merging")
     with ProgressBar(opts.progress, desc="merging", unit="merge", total=target) as bar:
 
         def report(created: int, new_merges: list[tuple[int, int, int, int]]) -> None:
             bar.update_to(created)
+            events.merged(merges=created, vocab_size=start_tokens + created + n_special)
             if run:
                 run.add_merges(new_merges)
 
@@ -289,17 +403,21 @@ def _merge(
             else "the tokenizer has only the 256 byte tokens"
             + (" and the special tokens" if n_special else "")
         )
-        warnings.warn(f"the training data was empty: {what}", TrainingWarning, stacklevel=_caller())
+        _warn(f"the training data was empty: {what}", events)
     elif core.vocab_size < opts.vocab_size:
-        warnings.warn(
+        _warn(
             f"training stopped at vocab_size={core.vocab_size}, short of the requested "
             f"{opts.vocab_size}: no remaining pair occurs at least min_frequency="
             f"{opts.min_frequency} times"
             + (" (memory_limit dropped rare words; see loss_report())" if pruned else ""),
-            TrainingWarning,
-            stacklevel=_caller(),
+            events,
         )
     return core
+
+
+def _warn(text: str, events: RunEvents) -> None:
+    events.warned(text)
+    warnings.warn(text, TrainingWarning, stacklevel=_caller())
 
 
 def _caller() -> int:

@@ -1,5 +1,6 @@
 """Every kind of training input behind one protocol, `Source`: in-memory iterables and
-datasets, files (plain text, JSON Lines, Parquet; gzip or zstd), binary streams.
+datasets, files (plain text, JSON Lines, Parquet; gzip, zstd, xz or bzip2), binary
+streams.
 
 The run pipeline (`run.py`) only asks a source to read past documents already counted
 (`skip`) and to count more (`count`); how the documents are found is this module's job.
@@ -32,7 +33,10 @@ CALL_BYTES = 16 << 20
 DATASET_ROWS = 256
 DOCUMENT_MODES = ("lines", "files", "separator")
 BAD_ITEM_MODES = ("error", "skip")
-COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd"}
+# Compression a name claims, by extension (the Rust reader goes by the file's magic bytes
+# and refuses a name its bytes contradict); here it only tells what is inside
+# (`rows.jsonl.xz` is JSON Lines) and how pyarrow opens a compressed Parquet file.
+COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".xz": "xz", ".bz2": "bz2"}
 
 
 class Source(Protocol):
@@ -48,6 +52,11 @@ class Source(Protocol):
     @property
     def total(self) -> int | None:
         """The number of documents, when known (for progress)."""
+
+    @property
+    def total_bytes(self) -> int | None:
+        """The bytes of its documents, when known before reading (a plain text file's
+        size; for progress)."""
 
     @property
     def rejected(self) -> dict[str, int]:
@@ -70,9 +79,11 @@ class IterableSource:
         self, data: object, *, text_column: str, buffer_size: int, skip_bad_items: bool,
         memory_limited: bool,
     ) -> None:
-        self.name = "the training data"
+        # Files read as Python documents are named by their paths in warnings.
+        self.name = repr(data) if isinstance(data, FileDocuments) else "the training data"
         self.one_shot = documents.is_one_shot(data)
         self.total = len(data) if isinstance(data, Sized) else None
+        self.total_bytes = None
         self.rejected: dict[str, int] = {}
         self.buffer_size = buffer_size
         # A dataset is read `buffer_size` rows at a time; under a memory limit fewer,
@@ -186,8 +197,9 @@ class ReaderSource:
     one_shot = False
     total = None
 
-    def __init__(self, path: str, kind: str, read: ReadOptions) -> None:
+    def __init__(self, path: str, kind: str, read: ReadOptions, size: int | None = None) -> None:
         self.name = path
+        self.total_bytes = size
         self.rejected: dict[str, int] = {}
         self._kind = kind
         self._read = read
@@ -211,6 +223,7 @@ class StreamSource:
 
     one_shot = False
     total = None
+    total_bytes = None
 
     def __init__(self, stream: BinaryIO, name: str, kind: str, read: ReadOptions) -> None:
         if not callable(getattr(stream, "read", None)):
@@ -319,7 +332,16 @@ def file_sources(paths: list[str], read: ReadOptions) -> Iterator[Source]:
         if kind == "parquet":
             yield ParquetSource(path, compression, read.text_column)
         else:
-            yield ReaderSource(path, kind, read)
+            # Plain text, uncompressed, one document per line: its documents are its bytes.
+            plain = kind == "text" and compression is None and read.documents != "separator"
+            yield ReaderSource(path, kind, read, _size(path) if plain else None)
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None  # the reader names the file in its error
 
 
 # ==================== Documents of files, as Python objects
@@ -336,7 +358,8 @@ def read_files(
     `.jsonl`/`.ndjson` files give the `text_column` field of each row, `.parquet` files
     the `text_column` column; other files give one document per line (line ending kept)
     or, with `documents="files"`, one per file, as bytes, so invalid UTF-8 reaches the
-    tokenizer intact. `.gz` and `.zst`/`.zstd` files are decompressed. Globs match as in
+    tokenizer intact. Compressed files (gzip, zstd, xz, bzip2) are decompressed, recognised
+    by their first bytes whatever their name. Globs match as in
     `Tokenizer.train_from_files` (`**` at any depth), and files are read by the same Rust
     reader, so errors name the file and line alike (to train on files,
     `Tokenizer.train_from_files` is faster: documents never become Python objects).

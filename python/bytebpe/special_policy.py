@@ -12,9 +12,10 @@ def allowed_in(
     specials: Mapping[str, int],
     allowed_special: str | Collection[str],
     disallowed_special: str | Collection[str],
+    where: str = "the text",
 ) -> set[str]:
     """The special tokens to encode as such in `text`; raises ValueError when `text`
-    holds a disallowed one."""
+    (named `where`) holds a disallowed one."""
     allowed = set(specials) if allowed_special == "all" else set(allowed_special)
     disallowed = (
         set(specials) - allowed if disallowed_special == "all" else set(disallowed_special)
@@ -22,7 +23,7 @@ def allowed_in(
     for token in disallowed:
         if token in text:
             raise ValueError(
-                f"the text contains the special token {token!r}. To encode it as the "
+                f"{where} contains the special token {token!r}. To encode it as the "
                 f"special token, pass allowed_special={{{token!r}}} (or 'all'); to "
                 f"encode it as ordinary text, pass disallowed_special=() or leave "
                 f"{token!r} out of disallowed_special."

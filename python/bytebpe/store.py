@@ -14,15 +14,18 @@ Tables:
 Merges are committed in small transactions, so after any crash (even SIGKILL) the file
 holds a consistent prefix of the merge log, the snapshot it came from and a ledger that
 matches. Only Python's `sqlite3` ever opens the file (one copy of SQLite per process,
-see docs/design.md), and a lock file keeps two runs from writing one store.
+see docs/design.md), and a lock (`<store>.lock`, held for the run and removed when it
+ends) keeps two runs from writing one store.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
 import sqlite3
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -415,33 +418,75 @@ def _check_same_config(meta: dict[str, str], config: RunConfig, where: str) -> N
 
 
 class _Lock:
-    def __init__(self, f: IO[str]) -> None:
+    """An exclusive lock on `<store>.lock`, held while a run writes the store, removed
+    when it ends. POSIX: `flock` (tied to the open file, so no other descriptor of the
+    process can drop it, unlike `fcntl` locks); Windows: `msvcrt.locking`. A lock file
+    left by a killed run holds no lock and is reused."""
+
+    def __init__(self, f: IO[str], path: str) -> None:
         self.f = f
+        self.path = path
 
     def close(self) -> None:
+        # Removed while still held, so a run that opened the file in the meantime sees it
+        # is no longer the lock file (see `_acquire_lock`) and takes a new one.
+        if sys.platform != "win32":
+            with contextlib.suppress(OSError):
+                os.remove(self.path)
         self.f.close()
+        if sys.platform == "win32":  # an open file cannot be removed there; another run may hold it
+            with contextlib.suppress(OSError):
+                os.remove(self.path)
 
 
-def _acquire_lock(path: str) -> _Lock:
+def _try_lock(f: IO[str]) -> bool:
+    if sys.platform == "win32":
+        import msvcrt
+
+        f.seek(0)
+        try:
+            msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
     import fcntl
 
-    lock_path = path + ".lock"
-    try:
-        f = open(lock_path, "a+")  # noqa: SIM115 -- held open for the run, closed by _Lock
-    except OSError as e:
-        raise StoreError(f"cannot create the run store {path!r}: {e}") from None
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
-        f.seek(0)
-        holder = f.read().strip() or "another process"
+        return False
+    return True
+
+
+def _acquire_lock(path: str) -> _Lock:
+    lock_path = path + ".lock"
+    while True:
+        try:
+            f = open(lock_path, "a+")  # noqa: SIM115 -- held open for the run, closed by _Lock
+        except OSError as e:
+            raise StoreError(f"cannot create the run store {path!r}: {e}") from None
+        if not _try_lock(f):
+            try:
+                f.seek(0)
+                holder = f.read().strip() or "another process"
+            except OSError:  # Windows: the holder's lock covers what it wrote
+                holder = "another process"
+            f.close()
+            raise StoreError(
+                f"the run store {path!r} is in use by another training run ({holder}); "
+                "wait for it to finish, or use another path"
+            ) from None
+        # The run before may have removed the file between our open and our lock: then
+        # this lock is on a file nobody else will see; start again with the path's file.
+        try:
+            same = os.path.samestat(os.fstat(f.fileno()), os.stat(lock_path))
+        except OSError:
+            same = False
+        if same:
+            break
         f.close()
-        raise StoreError(
-            f"the run store {path!r} is in use by another training run ({holder}); "
-            "wait for it to finish, or use another path"
-        ) from None
     f.seek(0)
     f.truncate()
     f.write(f"pid {os.getpid()}")
     f.flush()
-    return _Lock(f)
+    return _Lock(f, lock_path)

@@ -7,7 +7,8 @@
 - `tiktoken`: export to `tiktoken.Encoding`, the `.tiktoken` ranks file and its sidecar,
   import of either;
 - `huggingface`: export to `tokenizer.json` and the id check shared with the import;
-- `huggingface_import`: import of byte-level BPE `tokenizer.json` files.
+- `huggingface_import`: import of byte-level BPE `tokenizer.json` files;
+- `transformers`: `save_pretrained`, a directory `AutoTokenizer.from_pretrained` loads.
 
 These modules take and return the native `CoreTokenizer`; they import the native
 module, `patterns` and `file_format`, never `bytebpe.tokenizer` (which wraps them).
@@ -15,6 +16,22 @@ The optional packages (tiktoken, tokenizers) are imported only when an export or
 import needs them.
 """
 
-from bytebpe.interop import battery, bytemap, huggingface, huggingface_import, oniguruma, tiktoken
+from bytebpe.interop import (
+    battery,
+    bytemap,
+    huggingface,
+    huggingface_import,
+    oniguruma,
+    tiktoken,
+    transformers,
+)
 
-__all__ = ["battery", "bytemap", "huggingface", "huggingface_import", "oniguruma", "tiktoken"]
+__all__ = [
+    "battery",
+    "bytemap",
+    "huggingface",
+    "huggingface_import",
+    "oniguruma",
+    "tiktoken",
+    "transformers",
+]

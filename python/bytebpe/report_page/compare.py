@@ -51,8 +51,8 @@ def word_differences(tok: Any, baseline: Any, sets: list[EvalSet]) -> dict[str, 
     if not common:
         return {"better": [], "worse": [], "words": 0}
     texts = [" " + w for w in common]
-    mine = tok.encode_batch(texts)
-    theirs = baseline.encode_batch(texts)
+    mine = tok.encode_ordinary_batch(texts)
+    theirs = baseline.encode_ordinary_batch(texts)
     ranked = sorted(
         ((len(b) - len(a)) * words[w], w, a, b) for w, a, b in zip(common, mine, theirs)
         if len(a) != len(b)
