@@ -11,7 +11,10 @@ from __future__ import annotations
 import logging
 
 from bytebpe._bytebpe import __version__
+from bytebpe.cluster import encode_ray
 from bytebpe.errors import (
+    BlockError,
+    ClusterError,
     CorruptTokenizerError,
     InputError,
     PatternError,
@@ -31,6 +34,8 @@ logging.getLogger("bytebpe").addHandler(logging.NullHandler())
 
 __all__ = [
     "SEED_PRESETS",
+    "BlockError",
+    "ClusterError",
     "CorruptTokenizerError",
     "Encoding",
     "InputError",
@@ -44,6 +49,7 @@ __all__ = [
     "TrainingWarning",
     "UnknownTokenError",
     "__version__",
+    "encode_ray",
     "encode_to_file",
     "read_files",
 ]

@@ -9,6 +9,8 @@ from __future__ import annotations
 from bytebpe._bytebpe import CorruptTokenizerError, InputError, PatternError, UnknownTokenError
 
 __all__ = [
+    "BlockError",
+    "ClusterError",
     "CorruptTokenizerError",
     "InputError",
     "PatternError",
@@ -24,3 +26,12 @@ class StoreError(ValueError):
 
 class TrainingWarning(UserWarning):
     """Training finished, but not quite as asked (empty data, stopped early)."""
+
+
+class BlockError(InputError):
+    """A block of a Ray dataset holds a row that cannot be counted or encoded (the
+    message names the row)."""
+
+
+class ClusterError(RuntimeError):
+    """A cluster task kept failing: its worker died on every attempt Ray allows."""

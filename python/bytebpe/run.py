@@ -1,8 +1,9 @@
 """The one training pipeline: open the run store, restore what it holds, read past the
 documents already counted, count the rest with progress and checkpoints, merge, warn.
 
-Every training entry point ends here: `train` for documents from any `Source`, and
-`train_counts` for pre-counted words. The Rust side counts each batch in parallel with
+Every training entry point ends here: `train` for documents from any `Source`,
+`train_counts` for pre-counted words, and `train_counted` for counts a cluster made
+(`bytebpe.cluster`: word-count snapshots of blocks, summed exactly). The Rust side counts each batch in parallel with
 the GIL released and runs the merge loop detached; this module feeds it. The merges
 depend only on the documents, never on batching, chunking or where a run was resumed.
 """
@@ -15,7 +16,8 @@ import json
 import sys
 import time
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from bytebpe import file_format, store
@@ -83,6 +85,43 @@ def train_counts(counts: Mapping[Any, Any], opts: Options) -> Trained:
             if run:
                 run.checkpoint_counting(counter, finished=True)
         return _merge_and_finish(counter, opts, run, {}, events)
+
+
+@dataclass(frozen=True)
+class Counted:
+    """Counts made outside this process: the word-count snapshot of the whole input (the
+    counter's own format), its counting ledger and fingerprint, and the items rejected
+    as not text."""
+
+    snapshot: bytes
+    ledger: dict[str, Any]
+    fingerprint: int
+    rejected: dict[str, int]
+
+
+def train_counted(count: Callable[[store.OpenRun | None], Counted], opts: Options) -> Trained:
+    """Trains on counts made elsewhere: `count(run)` counts (with the open run store, or
+    None, to record its progress there) and returns them; they are restored into a
+    counter and merged as any other run. A store whose counting finished is restored
+    without calling `count`."""
+    counter = _new_counter(opts, False)
+    with _observed(opts) as events, _open_run(opts) as run:
+        if run and run.stored.counting_finished:
+            _restore(counter, run.stored, events)
+            rejected = dict(run.stored.ledger.get("rejected_items", {}))
+        else:
+            events.phase("counting")
+            counted = count(run)
+            counter.restore(counted.snapshot, counted.ledger, counted.fingerprint)
+            rejected = dict(counted.rejected)
+            events.counted(documents=counter.documents, bytes=counter.bytes)
+            events.emit("train.counted", documents=counter.documents, bytes=counter.bytes,
+                        distinct_words=counter.distinct_words)
+            if run:
+                run.set_ledger("rejected_items", rejected)
+                run.checkpoint_counting(counter, finished=True)
+                run.drop_blocks()  # their sum is the checkpoint now
+        return _merge_and_finish(counter, opts, run, rejected, events)
 
 
 # ==================== Opening and restoring

@@ -7,6 +7,9 @@ Tables:
     snapshot  the word-count table (serialized by the Rust counter) in chunks
     merges    the merge log: rank, left, right, token, token bytes, count, phase, time
     ledger    name -> JSON: the loss ledger, written with every checkpoint and commit
+    blocks    the cluster path's counted blocks (`bytebpe.cluster`): key -> partial
+              counts, so a driver that crashed while a cluster counted does not count
+              them again; emptied once counting is finished
 
 Merges are committed in small transactions, so after any crash (even SIGKILL) the file
 holds a consistent prefix of the merge log, the snapshot it came from and a ledger that
@@ -48,6 +51,12 @@ CREATE TABLE merges (
     token_id INTEGER NOT NULL, token BLOB NOT NULL, count NOT NULL,
     phase INTEGER NOT NULL, time REAL NOT NULL);
 CREATE TABLE ledger (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+# Added with the cluster path; created in stores made before it when they are opened.
+BLOCKS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS blocks (
+    key TEXT PRIMARY KEY, documents INTEGER NOT NULL, bytes INTEGER NOT NULL,
+    partial TEXT NOT NULL, snapshot BLOB NOT NULL)
 """
 
 
@@ -232,6 +241,7 @@ class OpenRun:
                     self.conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
                 stored = StoredRun(meta=meta)
             with self._transaction():
+                self.conn.execute(BLOCKS_SCHEMA)
                 self.conn.execute(
                     "INSERT OR REPLACE INTO meta VALUES ('vocab_size', ?), ('complete', '0')",
                     (str(vocab_size),),
@@ -269,6 +279,35 @@ class OpenRun:
 
     def set_ledger(self, name: str, value: Any) -> None:
         self._ledger[name] = value
+
+    # ---- blocks counted by a cluster
+
+    def counted_blocks(self) -> dict[str, tuple[dict[str, Any], builtins.bytes]]:
+        """The blocks a cluster counted so far: key -> (partial as JSON, snapshot)."""
+        try:
+            rows = self.conn.execute("SELECT key, partial, snapshot FROM blocks").fetchall()
+        except sqlite3.Error as e:
+            raise self._write_error(e) from None
+        return {key: (json.loads(partial), bytes(snapshot)) for key, partial, snapshot in rows}
+
+    def add_block(self, key: str, partial: dict[str, Any], snapshot: builtins.bytes) -> None:
+        """Records one counted block (committed at once: it cost a cluster task)."""
+        try:
+            with self._transaction():
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO blocks VALUES (?, ?, ?, ?, ?)",
+                    (key, partial["documents"], partial["bytes"], json.dumps(partial), snapshot),
+                )
+        except sqlite3.Error as e:
+            raise self._write_error(e) from None
+
+    def drop_blocks(self) -> None:
+        """Forgets the counted blocks (once their sum is the counting checkpoint)."""
+        try:
+            with self._transaction():
+                self.conn.execute("DELETE FROM blocks")
+        except sqlite3.Error as e:
+            raise self._write_error(e) from None
 
     # ---- merging
 

@@ -1,6 +1,6 @@
 """The training entry points of `Tokenizer` (`Tokenizer.train_from_iterator`,
-`train_from_files`, `train_from_stream`, `train_from_counts`, `train_phases`), as a base
-class. Each checks its own keywords, asks `options` for the shared ones, wraps its input
+`train_from_files`, `train_from_stream`, `train_from_counts`, `train_phases`,
+`train_from_ray`), as a base class. Each checks its own keywords, asks `options` for the shared ones, wraps its input
 in `sources` and calls the one pipeline, `run.train` (phases: once per phase).
 """
 
@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
-from bytebpe import _bytebpe, options, run, sources
+from bytebpe import _bytebpe, cluster, options, run, sources
 from bytebpe import phases as phases_module
 from bytebpe.checks import check_choice, check_int, check_str
 from bytebpe.documents import TrainingData
@@ -176,6 +176,40 @@ class Training:
         resolved = options.resolve(vocab_size, opts, entry="train_from_counts",
                                    allowed=options.TRAINING_KEYS)
         return cls._trained(run.train_counts(counts, resolved))
+
+    @classmethod
+    @options.documented
+    def train_from_ray(
+        cls,
+        dataset: Any,
+        vocab_size: int,
+        *,
+        text_column: str = "text",
+        surrogates: Literal["error", "surrogatepass"] = "error",
+        on_bad_item: Literal["error", "skip"] = "error",
+        fan_in: int = 8,
+        max_retries: int = 3,
+        **opts: Unpack[TrainingOptions],
+    ) -> Self:
+        """Trains on a `ray.data.Dataset` (`pip install 'bytebpe[ray]'`): its blocks are
+        counted on the cluster, the partial counts joined exactly in a tree of `fan_in`
+        at a time, and the merges made once here. The merges and the loss ledger equal
+        `train_from_iterator`'s on the same documents in the same order, for any
+        partitioning. `text_column`, `surrogates` and `on_bad_item` are as there; a task
+        whose worker dies is retried `max_retries` times, then raises `ClusterError`; a
+        bad row raises `BlockError` naming it. With `store`, a driver that crashed
+        resumes without counting the recorded blocks again. Under `memory_limit` the
+        exact total is pruned once before merging (docs/design.md, "The cluster path").
+        """
+        resolved = options.resolve(vocab_size, opts, entry="train_from_ray",
+                                   allowed=options.TRAINING_KEYS)
+        return cls._trained(cluster.train(
+            dataset, resolved, text_column=check_str("text_column", text_column),
+            surrogatepass=check_choice("surrogates", surrogates, SURROGATE_MODES) == "surrogatepass",
+            skip_bad_items=check_choice("on_bad_item", on_bad_item, sources.BAD_ITEM_MODES) == "skip",
+            fan_in=check_int("fan_in", fan_in, minimum=2),
+            max_retries=check_int("max_retries", max_retries, minimum=0),
+        ))
 
     @classmethod
     @options.documented

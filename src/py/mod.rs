@@ -1,6 +1,7 @@
 //! The Python binding (`bytebpe._bytebpe`). Converts arguments, runs the core detached,
 //! converts results; policy and friendly errors live in the Python facade.
 
+mod combine;
 mod convert;
 mod enter;
 mod errors;
@@ -25,6 +26,10 @@ fn _bytebpe(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(utf8::count_invalid_utf8, m)?)?;
     m.add_function(wrap_pyfunction!(utf8::incomplete_utf8_tail, m)?)?;
     m.add_function(wrap_pyfunction!(pretokenize::_split, m)?)?;
+    m.add_function(wrap_pyfunction!(combine::merge_snapshots, m)?)?;
+    m.add_function(wrap_pyfunction!(combine::merge_ledgers, m)?)?;
+    m.add_function(wrap_pyfunction!(combine::sequence_fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(combine::join_fingerprints, m)?)?;
     errors::register(m)?;
     Ok(())
 }

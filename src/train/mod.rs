@@ -8,6 +8,7 @@
 
 pub mod budget;
 mod candidate;
+pub mod combine;
 pub mod counter;
 pub mod feed;
 pub mod merge;

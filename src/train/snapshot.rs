@@ -5,7 +5,7 @@
 use super::table::WordTable;
 use crate::error::{Error, Result};
 
-const MAGIC: &[u8] = b"BBPEWC1\0";
+pub(super) const MAGIC: &[u8] = b"BBPEWC1\0";
 
 /// Serializes `table`.
 pub fn write(table: &WordTable) -> Vec<u8> {
@@ -44,7 +44,7 @@ pub fn read(snapshot: &[u8]) -> Result<WordTable> {
     Ok(table)
 }
 
-fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+pub(super) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     while value >= 0x80 {
         out.push((value as u8) | 0x80);
         value >>= 7;
@@ -52,7 +52,7 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
-fn take_varint(input: &mut &[u8]) -> Option<u64> {
+pub(super) fn take_varint(input: &mut &[u8]) -> Option<u64> {
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {
         let (&byte, rest) = input.split_first()?;
