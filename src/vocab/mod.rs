@@ -2,8 +2,10 @@
 //! made them ([`MergeRecord`]); [`Growth`] adds tokens to it.
 
 mod growth;
+mod pairs;
 
 pub use growth::{next_free, Growth, Joined, TokenBytes};
+use pairs::PairTable;
 
 use ahash::AHashMap;
 
@@ -41,7 +43,7 @@ pub struct Vocab {
     merges: Vec<MergeRecord>,
     /// Every way to write a token as two tokens: (left, right) -> the token. Encoding
     /// joins parts through this instead of hashing their bytes.
-    pairs: AHashMap<(Rank, Rank), Rank>,
+    pairs: PairTable,
     /// The id of each single byte.
     bytes: [Rank; 256],
     /// How many ids are holes.
@@ -115,13 +117,18 @@ impl Vocab {
         ranks: AHashMap<Vec<u8>, Rank>,
         merges: Vec<MergeRecord>,
     ) -> Self {
-        let mut pairs = AHashMap::with_capacity(tokens.len() * 2);
+        let mut joins = Vec::with_capacity(tokens.len() * 2);
         for (id, bytes) in tokens.iter().enumerate() {
             for k in 1..bytes.len() {
                 if let (Some(&l), Some(&r)) = (ranks.get(&bytes[..k]), ranks.get(&bytes[k..])) {
-                    pairs.insert((l, r), id as Rank);
+                    joins.push((l, r, id as Rank));
                 }
             }
+        }
+        // Sized once, so the table is as small (cache-friendly) as its load factor allows.
+        let mut pairs = PairTable::with_capacity(joins.len());
+        for (l, r, id) in joins {
+            pairs.insert(l, r, id);
         }
         let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
         let holes = tokens.iter().filter(|t| t.is_empty()).count();
@@ -196,7 +203,7 @@ impl Vocab {
     /// The token whose bytes are `left`'s then `right`'s, if any.
     #[inline]
     pub fn pair_rank(&self, left: Rank, right: Rank) -> Option<Rank> {
-        self.pairs.get(&(left, right)).copied()
+        self.pairs.get(left, right)
     }
 
     /// The id of a single byte.
