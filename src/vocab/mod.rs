@@ -2,9 +2,11 @@
 //! made them ([`MergeRecord`]); [`Growth`] adds tokens to it.
 
 mod growth;
+mod lookup;
 mod pairs;
 
 pub use growth::{next_free, Growth, Joined, TokenBytes};
+use lookup::TokenLookup;
 use pairs::PairTable;
 
 use ahash::AHashMap;
@@ -41,6 +43,8 @@ pub struct Vocab {
     ranks: AHashMap<Vec<u8>, Rank>,
     /// The merge log of the merged tokens it has one for, in order.
     merges: Vec<MergeRecord>,
+    /// Id by token bytes again, in the layout encoding's whole-piece lookup wants.
+    lookup: TokenLookup,
     /// Every way to write a token as two tokens: (left, right) -> the token. Encoding
     /// joins parts through this instead of hashing their bytes.
     pairs: PairTable,
@@ -132,7 +136,8 @@ impl Vocab {
         }
         let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
         let holes = tokens.iter().filter(|t| t.is_empty()).count();
-        Self { tokens, ranks, merges, pairs, bytes, holes }
+        let lookup = TokenLookup::new(&tokens);
+        Self { tokens, ranks, merges, lookup, pairs, bytes, holes }
     }
 
     /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`. Ids
@@ -191,8 +196,9 @@ impl Vocab {
     }
 
     /// The id of `bytes`, if they are a token.
+    #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<Rank> {
-        self.ranks.get(bytes).copied()
+        self.lookup.get(&self.tokens, bytes)
     }
 
     /// Ids by token bytes.
