@@ -3,9 +3,10 @@
 //! Parts are always tokens, so "the rank of two adjacent parts' joined bytes" is a lookup
 //! in [`Vocab::pair_rank`] (every split of every token into two tokens), with no byte
 //! slicing or hashing of byte strings. Pieces of one or two bytes need no hashing of their
-//! bytes at all. Short pieces use tiktoken's scan (O(n^2), fastest for small n) over
-//! linked parts in arrays on the stack; long ones a heap over a linked list (O(n log n)),
-//! so a million repeated characters encodes in milliseconds.
+//! bytes at all. Pieces under 128 bytes follow tiktoken's scan (O(n^2), fastest for
+//! small n) on arrays on the stack: the lowest packed `rank << log2(N) | position` key
+//! over 8, 16, 32 or 128 slots, a minimum the compiler vectorizes; long ones a heap over
+//! a linked list (O(n log n)), so a million repeated characters encodes in milliseconds.
 
 use std::cmp::Reverse;
 
@@ -42,13 +43,83 @@ pub fn encode_piece(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
 /// Like [`encode_piece`] but never takes the whole-piece shortcut: the tokens that
 /// merging by rank reaches, used to check that every token is reachable.
 pub fn encode_piece_parts(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
-    // Most pieces are short: their scan arrays are smaller to set up.
-    if piece.len() <= 32 {
-        merge_by_scan::<32>(vocab, piece, out);
-    } else if piece.len() < LONG_PIECE {
-        merge_by_scan::<LONG_PIECE>(vocab, piece, out);
-    } else {
-        merge_by_heap(vocab, piece, out);
+    // Pieces of a few bytes scan their few parts; longer ones take the minimum of packed
+    // keys over a fixed array (a loop without branches that the compiler vectorizes),
+    // when the ids leave room for the position bits.
+    match piece.len() {
+        0..=8 if fits_keys::<8>(vocab) => merge_by_min::<8>(vocab, piece, out),
+        0..=8 => merge_by_scan::<8>(vocab, piece, out),
+        9..=16 if fits_keys::<16>(vocab) => merge_by_min::<16>(vocab, piece, out),
+        9..=32 if fits_keys::<32>(vocab) => merge_by_min::<32>(vocab, piece, out),
+        9..=32 => merge_by_scan::<32>(vocab, piece, out),
+        33..LONG_PIECE if fits_keys::<LONG_PIECE>(vocab) => {
+            merge_by_min::<LONG_PIECE>(vocab, piece, out)
+        }
+        33..LONG_PIECE => merge_by_scan::<LONG_PIECE>(vocab, piece, out),
+        _ => merge_by_heap(vocab, piece, out),
+    }
+}
+
+/// Whether every `rank << log2(N) | position` key stays below `i32::MAX` (N a power of two).
+fn fits_keys<const N: usize>(vocab: &Vocab) -> bool {
+    (vocab.len() as u64) < (1u64 << (31 - N.trailing_zeros()))
+}
+
+/// tiktoken's rule for pieces of at most `N` bytes (N a power of two, at most 128, with
+/// [`fits_keys`]): each part's candidate merge is one key, `rank << log2(N) | the part's
+/// first byte`, in an array indexed by that byte (`i32::MAX`: none), so the lowest key is
+/// the lowest rank and then the leftmost part, exactly tiktoken's choice, and finding it
+/// is a minimum over N keys with no branches. Keys are i32 because baseline x86-64 (SSE2)
+/// compares signed 32-bit lanes, so the minimum vectorizes.
+fn merge_by_min<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
+    let n = piece.len();
+    assert!(n <= N && N <= 128 && N.is_power_of_two(), "pieces of at most N <= 128 bytes");
+    let shift = N.trailing_zeros();
+    const NONE: u8 = u8::MAX;
+    let mut token = [0 as Rank; N];
+    let mut key = [i32::MAX; N];
+    // The parts in order: where the next one starts (n: none), where the previous starts.
+    let mut next = [0u8; N];
+    let mut prev = [NONE; N];
+    for (i, &b) in piece.iter().enumerate() {
+        token[i] = vocab.byte_rank(b);
+        next[i] = (i + 1) as u8;
+        prev[i] = (i as u8).wrapping_sub(1);
+    }
+    let key_of = |l: Rank, r: Rank, at: usize| match vocab.pair_rank(l, r) {
+        Some(rank) => (rank << shift | at as u32) as i32,
+        None => i32::MAX,
+    };
+    for i in 0..n.saturating_sub(1) {
+        key[i] = key_of(token[i], token[i + 1], i);
+    }
+    loop {
+        let best = key.iter().fold(i32::MAX, |m, &k| m.min(k));
+        if best == i32::MAX {
+            break;
+        }
+        let (rank, at) = ((best as u32) >> shift, (best as usize) & (N - 1));
+        // The part at `at` absorbs the next one, which stops being a part.
+        let right = next[at] as usize;
+        key[right] = i32::MAX;
+        token[at] = rank;
+        let after = next[right] as usize;
+        next[at] = after as u8;
+        key[at] = if after < n {
+            prev[after] = at as u8;
+            key_of(rank, token[after], at)
+        } else {
+            i32::MAX
+        };
+        let before = prev[at];
+        if before != NONE {
+            key[before as usize] = key_of(token[before as usize], rank, before as usize);
+        }
+    }
+    let mut i = 0;
+    while i < n {
+        out.push(token[i]);
+        i = next[i] as usize;
     }
 }
 
@@ -191,6 +262,19 @@ mod tests {
             merge_by_scan::<LONG_PIECE>(&v, piece, &mut a);
             merge_by_heap(&v, piece, &mut b);
             merge_by_scan::<32>(&v, piece, &mut c);
+            let mins: [fn(&Vocab, &[u8], &mut Vec<Rank>); 4] = [
+                merge_by_min::<8>,
+                merge_by_min::<16>,
+                merge_by_min::<32>,
+                merge_by_min::<LONG_PIECE>,
+            ];
+            for (limit, min) in [8, 16, 32, LONG_PIECE].into_iter().zip(mins) {
+                if piece.len() <= limit {
+                    let mut d = Vec::new();
+                    min(&v, piece, &mut d);
+                    assert_eq!(d, a, "{limit}: {:?}", String::from_utf8_lossy(piece));
+                }
+            }
             assert_eq!(a, by_bytes(&v, piece), "{:?}", String::from_utf8_lossy(piece));
             assert_eq!(b, a, "{:?}", String::from_utf8_lossy(piece));
             assert_eq!(c, a, "{:?}", String::from_utf8_lossy(piece));
