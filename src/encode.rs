@@ -238,6 +238,9 @@ mod tests {
         Vocab::from_ranks(ranks, &[]).unwrap()
     }
 
+    /// A piece merger of this module.
+    type Merger = fn(&Vocab, &[u8], &mut Vec<Rank>);
+
     /// tiktoken's rule written directly on bytes: the reference for both paths.
     fn by_bytes(v: &Vocab, piece: &[u8]) -> Vec<Rank> {
         let mut parts: Vec<Vec<u8>> = piece.iter().map(|&b| vec![b]).collect();
@@ -262,7 +265,7 @@ mod tests {
             merge_by_scan::<LONG_PIECE>(&v, piece, &mut a);
             merge_by_heap(&v, piece, &mut b);
             merge_by_scan::<32>(&v, piece, &mut c);
-            let mins: [fn(&Vocab, &[u8], &mut Vec<Rank>); 4] = [
+            let mins: [Merger; 4] = [
                 merge_by_min::<8>,
                 merge_by_min::<16>,
                 merge_by_min::<32>,
