@@ -13,18 +13,25 @@ Usage (from the repo root; the full run takes about an hour on 2 cores):
     python benches/compare.py --write
     python benches/compare.py --corpus code --vocab-sizes 8192 --mb 10 --repeats 1   # quick
 
-Options: --corpora DIR, --corpus (code,english,multilingual), --vocab-sizes
+Options: --corpora DIR, --corpus (english,code,multilingual; the worst cases run with the
+first one's tokenizer), --vocab-sizes
 (8192,32768,65536), --mb N (first N MB of each corpus for training; default all),
---encode-mb (20), --repeats (3), --tools (bytebpe,rustbpe,bpeasy,tokenizers), --write.
+--encode-mb (20), --repeats (3), --tools (bytebpe,rustbpe,bpeasy,tokenizers), --write,
+--skip-train / --skip-phases / --skip-encode (run only some parts). The section starts with
+a summary table against issue 15's targets, generated from the raw runs (the children's
+--json files), never typed by hand.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,12 +55,12 @@ def demote(report: str) -> str:
     return "\n".join("#" + line if line.startswith("#") else line for line in lines) + "\n"
 
 
-def phases_table(args: argparse.Namespace, corpora: list[str]) -> list[str]:
+def phases_table(args: argparse.Namespace, corpora: list[str], raw: dict) -> list[str]:
     sizes = args.vocab_sizes.split(",")
     rows = [
         "| corpus | MB | plain pass MB/s | counting MB/s (all cores) | counting ÷ plain pass "
-        "| distinct words | " + " | ".join(f"merges/s at {int(s):,}" for s in sizes) + " |",
-        "|---|--:|--:|--:|--:|--:|" + "--:|" * len(sizes),
+        "| distinct words | bytes per distinct word | " + " | ".join(f"merges/s at {int(s):,}" for s in sizes) + " |",
+        "|---|--:|--:|--:|--:|--:|--:|" + "--:|" * len(sizes),
     ]
     for corpus in corpora:
         cmd = [sys.executable, str(HERE / "phases_one.py"), "--corpus",
@@ -64,46 +71,156 @@ def phases_table(args: argparse.Namespace, corpora: list[str]) -> list[str]:
         try:
             r = json.loads(out[-1])
         except (IndexError, json.JSONDecodeError):
-            rows.append(f"| {corpus} | failed | | | | |" + " |" * len(sizes))
+            rows.append(f"| {corpus} | failed | | | | | |" + " |" * len(sizes))
             continue
+        raw[corpus] = r
         merges = " | ".join(
             f"{r['merge'][s]['merges_per_s']:,.0f} ({r['merge'][s]['s']:.2f} s)" for s in sizes
         )
         rows.append(
             f"| {corpus} | {r['bytes'] / 1e6:.4g} | {r['plain_mb_s']:,.0f} | {r['count_mb_s']:,.1f} "
-            f"| {r['plain_mb_s'] / r['count_mb_s']:.1f}× slower | {r['distinct_words']:,} | {merges} |"
+            f"| {r['plain_mb_s'] / r['count_mb_s']:.1f}× slower | {r['distinct_words']:,} "
+            f"| {r['bytes_per_distinct_word']:.0f} | {merges} |"
         )
+    return rows
+
+
+def per_repeat(num: list[dict], den: list[dict], key: str) -> list[float]:
+    """num[key] / den[key] for each repeat both finished (interleaved, so paired)."""
+    return sorted(
+        a[key] / b[key]
+        for a, b in zip(num, den)
+        if "error" not in a and "error" not in b and a.get(key) and b.get(key)
+    )
+
+
+def cell(xs: list[float], spec: str = ".2f") -> str:
+    if not xs:
+        return "–"
+    m = statistics.median(xs)
+    return format(m, spec) + ("" if len(xs) == 1 else f" ({xs[0]:{spec}}–{xs[-1]:{spec}})")
+
+
+def verdict(xs: list[float], target: float, at_least: bool) -> str:
+    """met / not met on the median, with how far from the target."""
+    if not xs:
+        return "not measured"
+    m = statistics.median(xs)
+    ok = m >= target if at_least else m <= target
+    by = m / target if at_least else target / m
+    return f"{'met' if ok else '**not met**'} ({by:.2f}× the target)"
+
+
+def summary(train: dict, phases: dict, encode: dict) -> list[str]:
+    """The summary against issue 15's targets, built only from the raw runs above."""
+    rows = ["| target | where | measured: median (min–max over repeats) | verdict |",
+            "|---|---|--:|---|"]
+    for size, t in sorted(train.items(), key=lambda kv: int(kv[0])):
+        for corpus, runs in t["runs"].items():
+            b = runs.get("bytebpe", [])
+            for anchor, target in (("rustbpe", 5), ("tokenizers", 20)):
+                if anchor in runs:
+                    xs = per_repeat(runs[anchor], b, "wall_s")
+                    rows.append(f"| training ≥{target}× {anchor} | {corpus}, {int(size):,} "
+                                f"| {cell(xs)}× | {verdict(xs, target, True)} |")
+            if "rustbpe" in runs:
+                def own(r: dict) -> dict:
+                    if r.get("train_peak_mb") is None:
+                        return {"error": "no peak"}
+                    return {"mem": r["train_peak_mb"] - r["rss_loaded_mb"]}
+                xs = per_repeat([own(r) for r in b], [own(r) for r in runs["rustbpe"]], "mem")
+                rows.append(f"| training memory ≤0.5× rustbpe's | {corpus}, {int(size):,} "
+                            f"| {cell(xs)}× | {verdict(xs, 0.5, False)} |")
+    for corpus, r in phases.items():
+        x = [r["plain_mb_s"] / r["count_mb_s"]]
+        rows.append(f"| counting ≤3× a plain pass | {corpus} | {cell(x, '.1f')}× "
+                    f"| {verdict(x, 3, False)} (one run) |")
+        x = [r["bytes_per_distinct_word"]]
+        rows.append(f"| ≤160 bytes per distinct word | {corpus} | {cell(x, '.0f')} "
+                    f"| {verdict(x, 160, False)} (one run, RSS added by counting) |")
+    for corpus, e in encode.items():
+        single = e["single"]
+        xs = per_repeat(single.get("bytebpe", []), single.get("tiktoken", []), "mb_s")
+        rows.append(f"| single-thread encoding ≥10× tiktoken | {corpus} | {cell(xs)}× "
+                    f"| {verdict(xs, 10, True)} |")
+        for api in ("list", "numpy"):
+            runs = e["batch"].get(f"bytebpe {api}")
+            if runs:
+                xs = per_repeat(runs, single.get("bytebpe", []), "mb_s")
+                rows.append(f"| batch ≥1.8× own single thread ({e['threads']} threads) "
+                            f"| {corpus}, `{'encode_batch' if api == 'list' else 'encode_batch_numpy'}` "
+                            f"| {cell(xs)}× | {verdict(xs, 1.8, True)} |")
+        prose = [r["mb_s"] for r in single.get("bytebpe", []) if "error" not in r]
+        for key, w in e["worst"].items():
+            if key.split(" ", 1)[0] != "bytebpe" or "error" in w or not prose:
+                continue
+            # 1 MB of this corpus takes 1 / (MB/s) s on one thread.
+            x = [w["median_s"] * statistics.median(prose)]
+            lin = w["median_s"] / w["half_median_s"] if w.get("half_median_s") else None
+            rows.append(f"| worst case ≤5× 1 MB of prose | {corpus}, `{w['input']}` "
+                        f"| {cell(x)}× (1M ÷ 500k: {lin:.2f}) | {verdict(x, 5, False)} |")
     return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpora", default=str(REPO.parent / "shared" / "corpora"))
-    ap.add_argument("--corpus", default="code,english,multilingual")
+    ap.add_argument("--corpus", default="english,code,multilingual")
     ap.add_argument("--vocab-sizes", default="8192,32768,65536")
     ap.add_argument("--mb", type=float, default=None)
     ap.add_argument("--encode-mb", type=float, default=20)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tools", default="bytebpe,rustbpe,bpeasy,tokenizers")
     ap.add_argument("--write", action="store_true", help="append the section to RESULTS.md")
+    ap.add_argument("--skip-train", action="store_true")
+    ap.add_argument("--skip-phases", action="store_true")
+    ap.add_argument("--skip-encode", action="store_true")
     args = ap.parse_args()
     corpora = args.corpus.split(",")
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     parts = [f"## {started}: the full comparison (`benches/compare.py`)", "",
-             f"- Command: `{shlex.join(['python', *sys.argv])}`", ""]
-    for size in args.vocab_sizes.split(","):
-        cmd = [sys.executable, str(HERE / "train_compare.py"), "--corpora", args.corpora,
-               "--corpus", args.corpus, "--vocab-size", size, "--repeats", str(args.repeats),
-               "--tools", args.tools]
-        if args.mb is not None:
-            cmd += ["--mb", str(args.mb)]
-        parts.append(demote(run(cmd)))
-    parts += ["### bytebpe's phases: counting against one plain pass, merges per second", "",
-              *phases_table(args, corpora), ""]
-    for corpus in corpora:
-        cmd = [sys.executable, str(HERE / "encode_compare.py"), "--corpora", args.corpora,
-               "--corpus", corpus, "--mb", str(args.encode_mb), "--repeats", str(args.repeats)]
-        parts.append(demote(run(cmd)))
+             f"- Command: `{shlex.join(['python', *sys.argv])}`",
+             f"- Load average at the start: {load} ({os.cpu_count()} cores)", ""]
+    tmp = Path(tempfile.mkdtemp(prefix="bytebpe-compare-"))
+    train: dict = {}
+    phases: dict = {}
+    encode: dict = {}
+    sections = []
+    if not args.skip_train:
+        for size in args.vocab_sizes.split(","):
+            raw = tmp / f"train-{size}.json"
+            cmd = [sys.executable, str(HERE / "train_compare.py"), "--corpora", args.corpora,
+                   "--corpus", args.corpus, "--vocab-size", size, "--repeats", str(args.repeats),
+                   "--tools", args.tools, "--json", str(raw)]
+            if args.mb is not None:
+                cmd += ["--mb", str(args.mb)]
+            sections.append(demote(run(cmd)))
+            if raw.exists():
+                train[size] = json.loads(raw.read_text())
+    if not args.skip_phases:
+        sections += ["### bytebpe's phases: counting against one plain pass, merges per second",
+                     "", *phases_table(args, corpora, phases), ""]
+    if not args.skip_encode:
+        for corpus in corpora:
+            raw = tmp / f"encode-{corpus}.json"
+            cmd = [sys.executable, str(HERE / "encode_compare.py"), "--corpora", args.corpora,
+                   "--corpus", corpus, "--mb", str(args.encode_mb), "--repeats",
+                   str(args.repeats), "--json", str(raw)]
+            # The worst cases do not depend on the corpus but for the vocabulary: run them
+            # once, with the tokenizer of the first corpus (english by default: the
+            # target compares them with a megabyte of prose).
+            if corpus != corpora[0]:
+                cmd.append("--no-worst")
+            sections.append(demote(run(cmd)))
+            if raw.exists():
+                encode[corpus] = json.loads(raw.read_text())
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    parts += ["### Summary against the targets of issue 15", "",
+              "Generated from the raw runs of the sections below (ratios per interleaved "
+              f"repeat; {args.repeats} repeats). Load average at the end: {load} "
+              f"({os.cpu_count()} cores).", "",
+              *summary(train, phases, encode), "", *sections]
     report = "\n".join(parts)
     print(report)
     if args.write:

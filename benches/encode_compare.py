@@ -179,6 +179,20 @@ def ratio(num, den, spec: str = ".2f") -> str:
     return "–" if not num or not den else format(num / den, spec)
 
 
+def paired(num_runs: list[dict], den_runs: list[dict], key: str) -> str:
+    """num / den per repeat (runs paired by repeat, so both saw the same load): the median
+    ratio with the min–max over the repeats, "–" without a pair."""
+    xs = sorted(
+        a[key] / b[key]
+        for a, b in zip(num_runs, den_runs)
+        if "error" not in a and "error" not in b and a.get(key) and b.get(key)
+    )
+    if not xs:
+        return "–"
+    med_x = statistics.median(xs)
+    return f"{med_x:.2f}" if len(xs) == 1 else f"{med_x:.2f} ({xs[0]:.2f}–{xs[-1]:.2f})"
+
+
 def others_cell(runs: list[dict]) -> str:
     """Median and max of the cores other processes kept busy during the timed parts."""
     xs = [r["others_cores"] for r in runs if r.get("others_cores") is not None]
@@ -207,6 +221,7 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--wait-load", type=float, default=None)
     ap.add_argument("--write", metavar="PATH")
+    ap.add_argument("--json", metavar="PATH", help="also write every raw run here (for compare.py)")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # subprocess.run kills the child
 
@@ -457,7 +472,8 @@ def main() -> None:
         f"### Batch: one call over all documents, {threads} threads",
         "",
         (
-            "| tool | MB/s (median) | min–max | CPU s / wall s | scaling (batch / own single) "
+            "| tool | MB/s (median) | min–max | CPU s / wall s "
+            "| scaling (batch / own single, per repeat: median (min–max)) "
             "| peak RSS MB | others' cores |"
         ),
         "|---|--:|--:|--:|--:|--:|--:|",
@@ -469,13 +485,12 @@ def main() -> None:
             continue
         xs = [r["mb_s"] for r in rs]
         util = statistics.median(r["cpu_s"] / r["wall_s"] for r in rs)
-        s = med(ok_runs(single[key[0]]), "mb_s")
         extra = ""
         if med(rs, "call_s"):
             extra = f" (call alone {mb / med(rs, 'call_s'):.2f})"
         out.append(
             f"| {BATCH_APIS[key]} | **{med(rs, 'mb_s'):.2f}**{extra} | {min(xs):.2f}–{max(xs):.2f} "
-            f"| {util:.2f} | {ratio(med(rs, 'mb_s'), s)} | {med(rs, 'peak_rss_mb'):.0f} "
+            f"| {util:.2f} | {paired(runs, single[key[0]], 'mb_s')} | {med(rs, 'peak_rss_mb'):.0f} "
             f"| {others_cell(rs)} |"
         )
 
@@ -491,13 +506,14 @@ def main() -> None:
             + " | ".join(f"{t} s" for t in tools)
             + " | "
             + " | ".join(f"{t} ÷ bytebpe" for t in tools if t != "bytebpe")
+            + " | bytebpe 1M ÷ 500k (linear: 2.0) | bytebpe ÷ 1 MB of this corpus"
             + " | tokens | peak RSS MB ("
             + ", ".join(tools)
             + ") |",
             "|---|"
             + "--:|" * len(tools)
             + "--:|" * (len(tools) - ("bytebpe" in tools))
-            + "--:|--:|",
+            + "--:|--:|--:|--:|",
         ]
         notes: list[str] = []
         for case, (desc, _) in WORST_CASES.items():
@@ -518,12 +534,17 @@ def main() -> None:
                 (worst[t, case]["tokens"] for t in tools if "tokens" in worst[t, case]), None
             )
             rss = ", ".join(fmt(worst[t, case].get("peak_rss_mb"), ".0f") for t in tools)
+            b = worst.get(("bytebpe", case), {})
+            linear = ratio(b.get("median_s"), b.get("half_median_s")) if "error" not in b else "–"
+            prose = med(ok_runs(single.get("bytebpe", [])), "mb_s")
+            # 1 MB of prose takes 1 / (MB/s) seconds on one thread.
+            vs_prose = ratio(b.get("median_s"), prose and 1 / prose) if "error" not in b else "–"
             out.append(
                 f"| `{desc}` | "
                 + " | ".join(cells)
                 + " | "
                 + " | ".join(ratios)
-                + f" | {fmt(tokens, ',')} | {rss} |"
+                + f" | {linear} | {vs_prose} | {fmt(tokens, ',')} | {rss} |"
             )
         if notes:
             out += [""] + [f"[{i}] {n}  " for i, n in enumerate(notes, 1)]
@@ -542,19 +563,23 @@ def main() -> None:
             "",
             (
                 "Speed-up = anchor time / bytebpe time (above 1: bytebpe faster); memory = bytebpe / "
-                "anchor (below 1: bytebpe smaller)."
+                "anchor (below 1: bytebpe smaller). "
+                + (
+                    f"Throughput ratios are per repeat ({args.repeats} interleaved repeats)."
+                    if args.repeats >= 3
+                    else f"**Only {args.repeats} repeat(s): not a headline figure (needs 3).**"
+                )
             ),
             "",
             "| measure | " + " | ".join(f"vs {t}" for t in anchors) + " |",
             "|---|" + "--:|" * len(anchors),
         ]
         a_single = {t: ok_runs(single[t]) for t in anchors}
+        # Per-repeat ratios of interleaved runs: median (min–max), never one repeat alone.
         out.append(
-            row(
-                "single-thread throughput",
-                med(bs, "mb_s"),
-                [med(a_single[t], "mb_s") for t in anchors],
-            )
+            "| single-thread throughput (median of per-repeat ratios, min–max) | "
+            + " | ".join(paired(single["bytebpe"], single[t], "mb_s") for t in anchors)
+            + " |"
         )
         for q in ("p50", "p95", "p99"):
             out.append(
@@ -630,6 +655,18 @@ def main() -> None:
     out.append("")
     report = "\n".join(out)
     print(report)
+    if args.json:
+        raw = {
+            "corpus": corpus.name,
+            "repeats": args.repeats,
+            "threads": threads,
+            "prep": prep,
+            "single": single,
+            "batch": {f"{t} {api}": rs for (t, api), rs in batch.items()},
+            "worst": {f"{t} {case}": r for (t, case), r in worst.items()},
+            "load_end": os.getloadavg(),
+        }
+        Path(args.json).write_text(json.dumps(raw))
     if args.write:
         path = Path(args.write)
         text = path.read_text() if path.exists() else HEADER

@@ -59,13 +59,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_one import build_stamp, load_texts, status_mb
 
 # The worst cases: name -> (description, text builder).
+# Each case is built at n = 1,000,000 and at n // 2: the ratio of the two times shows
+# whether the encoder is linear (2.0) on it, instead of claiming so from one size.
 WORST_CASES = {
-    "a": ('"a" * 1_000_000', lambda: "a" * 1_000_000),
-    "space": ('" " * 1_000_000', lambda: " " * 1_000_000),
-    "caret": ('"^" * 1_000_000', lambda: "^" * 1_000_000),
-    "newline": ('"\\n" * 1_000_000', lambda: "\n" * 1_000_000),
-    "spaces_x": ('" " * 1_000_000 + "x"', lambda: " " * 1_000_000 + "x"),
+    "a": ('"a" * 1_000_000', lambda n: "a" * n),
+    "space": ('" " * 1_000_000', lambda n: " " * n),
+    "caret": ('"^" * 1_000_000', lambda n: "^" * n),
+    "newline": ('"\\n" * 1_000_000', lambda n: "\n" * n),
+    "digit": ('"7" * 1_000_000', lambda n: "7" * n),
+    "spaces_x": ('" " * 1_000_000 + "x"', lambda n: " " * n + "x"),
 }
+WORST_N = 1_000_000
 SHORT = "hello world"  # for the fixed cost of a call
 WARMUP = "def f(x):\n    return x + 1  # warm-up, nothing measured\n\tif (a != b) { c += 1; }\n" * 8
 
@@ -349,30 +353,38 @@ def run_batch(args, batch, texts) -> dict:
 
 def run_worst(args, single) -> dict:
     desc, build = WORST_CASES[args.case]
-    text = build()
     single(WARMUP)
-    times, ids, error = [], None, None
-    for _ in range(args.runs):
-        t0 = time.perf_counter()
-        try:
-            ids = single(text)
-        except BaseException as e:
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
-            error = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+
+    def timed(text: str) -> tuple[list[float], list[int] | None, str | None]:
+        times, ids, error = [], None, None
+        for _ in range(args.runs):
+            t0 = time.perf_counter()
+            try:
+                ids = single(text)
+            except BaseException as e:
+                if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                    raise
+                error = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+                times.append(time.perf_counter() - t0)
+                break
             times.append(time.perf_counter() - t0)
-            break
-        times.append(time.perf_counter() - t0)
+        return times, ids, error
+
+    # The half size, then the full size, each with its own runs.
+    half_times, _, half_error = timed(build(WORST_N // 2))
+    times, ids, error = timed(build(WORST_N))
     out = {
         "case": args.case,
         "input": desc,
         "runs": len(times),
         "times_s": [round(t, 4) for t in times],
         "median_s": round(statistics.median(times), 4),
+        "half_times_s": [round(t, 4) for t in half_times],
+        "half_median_s": round(statistics.median(half_times), 4),
         "peak_rss_mb": peak_mb(),
     }
-    if error:
-        out["error"] = error
+    if error or half_error:
+        out["error"] = error or half_error
     else:
         out["tokens"] = len(ids)
         out["ids_sha256"] = hashlib.sha256(array("I", ids).tobytes()).hexdigest()[:16]

@@ -5,7 +5,8 @@ Loads the corpus (as train_one.py does), then times:
     Adler-32 over them, single-threaded): the floor any counting must pay;
   - counting: the documents through bytebpe's WordCounter (batches of 8,192, all cores);
   - merging, per vocabulary size: the merge loop alone on those counts.
-Prints one JSON line: bytes, seconds and MB/s of each, merges and merges/s per size.
+Prints one JSON line: bytes, seconds and MB/s of each, merges and merges/s per size, and
+the RSS the counted words add per distinct word.
 """
 
 from __future__ import annotations
@@ -29,6 +30,14 @@ def count(texts: list[str], pattern: str):
     return counter
 
 
+def rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", required=True)
@@ -45,9 +54,13 @@ def main() -> None:
         check = zlib.adler32(text.encode("utf-8"), check)
     plain = time.perf_counter() - t0
 
+    rss_before = rss_mb()
     t0 = time.perf_counter()
     counter = count(texts, args.pattern)
     counting = time.perf_counter() - t0
+    # What the counted words hold: the RSS the counter adds, per distinct word (an upper
+    # bound: allocator slack and freed batch buffers not returned to the OS count too).
+    rss_counted = rss_mb()
     out = {
         "bytes": n_bytes,
         "plain_s": plain,
@@ -55,6 +68,9 @@ def main() -> None:
         "count_s": counting,
         "count_mb_s": n_bytes / 1e6 / counting,
         "distinct_words": counter.distinct_words,
+        "rss_before_count_mb": rss_before,
+        "rss_counted_mb": rss_counted,
+        "bytes_per_distinct_word": (rss_counted - rss_before) * 2**20 / max(counter.distinct_words, 1),
         "merge": {},
     }
     for size in map(int, args.vocab_sizes.split(",")):

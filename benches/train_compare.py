@@ -20,8 +20,9 @@ Usage (from the repo root):
 Options: --corpora DIR (default ../shared/corpora relative to the repo root), --corpus
 (comma list of code,english,multilingual), --mb N (first N MB of text, 1 MB = 10**6
 bytes of UTF-8), --vocab-size (32768), --pattern (cl100k; gpt2, o200k or a regex),
---repeats (3), --tools (bytebpe,rustbpe), --threads N (sets RAYON_NUM_THREADS for the
-children; default: all cores), --write (append the results to benches/RESULTS.md).
+--repeats (3), --tools (bytebpe,rustbpe), --threads N (default: all cores; bytebpe gets
+it as num_threads, the other tools as RAYON_NUM_THREADS), --write (append the results to
+benches/RESULTS.md), --json PATH (every raw run, for compare.py's summary).
 """
 
 from __future__ import annotations
@@ -139,6 +140,8 @@ def run_one(args, tool: str, corpus: Path, dump: str | None, env: dict) -> dict:
         str(args.vocab_size),
         "--pattern",
         args.pattern,
+        "--threads",
+        str(args.threads),
     ]
     if args.mb is not None:
         cmd += ["--mb", str(args.mb)]
@@ -161,6 +164,32 @@ def agreement(ref: list[str], other: list[str]) -> str:
     while k < min(len(ref), len(other)) and ref[k] == other[k]:
         k += 1
     return f"{k:,} / {len(set(ref) & set(other)):,} of {len(ref):,}"
+
+
+def check_hf_patterns() -> None:
+    """The Hugging Face patterns of train_one.py must be bytebpe's exact Oniguruma
+    translation of the tiktoken strings (the one the interop tests check)."""
+    sys.path.insert(0, str(HERE))
+    from train_one import HF_PATTERNS, PATTERNS
+
+    try:
+        from bytebpe.interop.oniguruma import to_oniguruma
+    except ImportError:
+        print("warning: bytebpe not importable; HF patterns not checked", file=sys.stderr)
+        return
+    for name, pat in PATTERNS.items():
+        if to_oniguruma(pat) != HF_PATTERNS[name]:
+            sys.exit(f"train_one.HF_PATTERNS[{name!r}] is not to_oniguruma(PATTERNS[{name!r}])")
+
+
+def paired_ratio(runs: list[dict], ref_runs: list[dict], key: str) -> str:
+    """runs / ref_runs per repeat (interleaved, so a pair saw the same load): the median
+    ratio and, over several repeats, its min–max."""
+    xs = sorted(a[key] / b[key] for a, b in zip(runs, ref_runs) if a.get(key) and b.get(key))
+    if not xs:
+        return "–"
+    m = statistics.median(xs)
+    return f"{m:.2f}" if len(xs) == 1 else f"{m:.2f} ({xs[0]:.2f}–{xs[-1]:.2f})"
 
 
 def summarize(corpus: str, runs: dict[str, list[dict]], dumps: dict[str, str]):
@@ -193,7 +222,7 @@ def summarize(corpus: str, runs: dict[str, list[dict]], dumps: dict[str, str]):
             f"| {r0['vocab_out']:,}{'' if same else ' (varies!)'} "
             f"| **{m['wall_s']:.2f}** | {min(walls):.2f}–{max(walls):.2f} | {m['cpu_s']:.1f} "
             f"| {m['rss_loaded_mb']:.0f} | **{m['peak_rss_mb']:.0f}** "
-            f"| {m['wall_s'] / med[ref]['wall_s']:.2f} | {m['cpu_s'] / med[ref]['cpu_s']:.2f} "
+            f"| {paired_ratio(rs, runs[ref], 'wall_s')} | {m['cpu_s'] / med[ref]['cpu_s']:.2f} "
             f"| {m['peak_rss_mb'] / med[ref]['peak_rss_mb']:.2f} | {agree} |"
         )
     return rows, ref
@@ -210,7 +239,12 @@ def main() -> None:
     ap.add_argument("--tools", default="bytebpe,rustbpe")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--write", action="store_true", help="append results to benches/RESULTS.md")
+    ap.add_argument("--json", metavar="PATH", help="also write every raw run here (for compare.py)")
     args = ap.parse_args()
+    # Every tool gets the thread count explicitly: bytebpe as num_threads (its own pools
+    # ignore RAYON_NUM_THREADS), the others through Rayon's environment variables.
+    args.threads = args.threads or os.cpu_count() or 1
+    check_hf_patterns()
     # On SIGTERM, exit through subprocess.run, which then kills the running child.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if os.getloadavg()[0] > 0.5 * (os.cpu_count() or 1):
@@ -225,10 +259,10 @@ def main() -> None:
     repo = repo_state()
 
     rows, refs, builds = [], set(), set()
+    raw: dict[str, dict[str, list[dict]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ)
-        if args.threads:
-            env["RAYON_NUM_THREADS"] = env["RAYON_RS_NUM_CPUS"] = str(args.threads)
+        env["RAYON_NUM_THREADS"] = env["RAYON_RS_NUM_CPUS"] = str(args.threads)
         if "bytebpe" in tools and (snap := snapshot_bytebpe(tmp)):
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [snap, env.get("PYTHONPATH")]))
         for corpus in args.corpus.split(","):
@@ -254,8 +288,9 @@ def main() -> None:
             corpus_rows, ref = summarize(corpus, runs, dumps)
             rows += corpus_rows
             refs.add(ref)
+            raw[corpus] = runs
 
-    threads = args.threads or f"all ({os.cpu_count()})"
+    threads = f"{args.threads} (bytebpe num_threads, others RAYON_NUM_THREADS)"
     ref = refs.pop() if len(refs) == 1 else "ref"
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     report = "\n".join(
@@ -277,7 +312,7 @@ def main() -> None:
             "",
             (
                 "| tool | corpus | MB | vocab | wall s (median) | min–max | CPU s | RSS loaded MB "
-                f"| peak RSS MB | time × {ref} | CPU × {ref} | RSS × {ref} "
+                f"| peak RSS MB | time × {ref} per repeat: median (min–max) | CPU × {ref} | RSS × {ref} "
                 f"| merges vs {ref}: same prefix / shared |"
             ),
             "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
@@ -286,6 +321,11 @@ def main() -> None:
         ]
     )
     print(report)
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps({"vocab_size": args.vocab_size, "threads": args.threads,
+                        "load_end": os.getloadavg(), "runs": raw})
+        )
     if args.write:
         text = RESULTS.read_text() if RESULTS.exists() else RESULTS_HEADER
         RESULTS.write_text(text.rstrip("\n") + "\n\n" + report)

@@ -49,12 +49,14 @@ PATTERNS = {
     "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
     "o200k": "|".join(O200K_PARTS),
 }
-# Equivalent forms without possessive quantifiers, for Hugging Face tokenizers: its
-# Oniguruma regex reads `{1,3}+` as "({1,3})+", not as possessive, so "12345" would stay
-# one piece under the tiktoken cl100k string.
+# The same patterns in Oniguruma's syntax for Hugging Face tokenizers: exactly what
+# bytebpe.interop.oniguruma.to_oniguruma gives for the strings above (the translation the
+# interop tests check id for id; train_compare.py refuses to run if these drift). Its
+# Oniguruma reads `{1,3}+` as "({1,3})+", so the translation writes `(?>\p{N}{1,3})`, and
+# `$` becomes `\z` so that `\s++$` still means the end of the piece's text.
 HF_PATTERNS = {
-    "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
-    "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    "gpt2": r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++\z|\s+(?!\S)|\s""",
+    "cl100k": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|(?>\p{N}{1,3})| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++\z|\s*[\r\n]|\s+(?!\S)|\s""",
     "o200k": PATTERNS["o200k"],
 }
 
@@ -105,7 +107,7 @@ def reset_peak() -> bool:
         return False
 
 
-def setup(tool: str, vocab_size: int, pattern: str):
+def setup(tool: str, vocab_size: int, pattern: str, threads: int | None):
     """Import the tool; return (version, train(texts) -> merged token bytes in rank order,
     vocab size reported by the tool)."""
     regex = PATTERNS.get(pattern, pattern)
@@ -121,7 +123,8 @@ def setup(tool: str, vocab_size: int, pattern: str):
         def train(texts):
             store = os.path.join(store_dir, "run.sqlite") if store_dir else None
             tok = bytebpe.Tokenizer.train_from_iterator(
-                iter(texts), vocab_size, pattern=pattern, progress=False, store=store
+                iter(texts), vocab_size, pattern=pattern, progress=False, store=store,
+                num_threads=threads,
             )
             return lambda: (ranked(tok.mergeable_ranks()), tok.vocab_size)
 
@@ -211,10 +214,18 @@ def main() -> None:
     ap.add_argument("--vocab-size", type=int, default=32768)
     ap.add_argument("--pattern", default="cl100k", help="gpt2, cl100k, o200k or a regex")
     ap.add_argument("--dump-merges", help="write the merged tokens (hex, one a line) here")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="bytebpe's num_threads (the others read RAYON_NUM_THREADS, set by the caller)",
+    )
     args = ap.parse_args()
+    if args.threads and os.environ.get("RAYON_NUM_THREADS") != str(args.threads):
+        os.environ["RAYON_NUM_THREADS"] = os.environ["RAYON_RS_NUM_CPUS"] = str(args.threads)
 
     try:
-        version, train = setup(args.tool, args.vocab_size, args.pattern)
+        version, train = setup(args.tool, args.vocab_size, args.pattern, args.threads)
     except ImportError as e:
         print(json.dumps({"tool": args.tool, "error": f"ImportError: {e}"}))
         sys.exit(2)
@@ -249,6 +260,7 @@ def main() -> None:
                 "docs": len(texts),
                 "bytes": n_bytes,
                 "vocab_size": args.vocab_size,
+                "threads": args.threads,
                 "vocab_out": vocab_out,
                 "merges": len(merged),
                 "merges_sha256": digest.hexdigest(),

@@ -2,9 +2,11 @@
 //!
 //! Parts are always tokens, so "the rank of two adjacent parts' joined bytes" is a lookup
 //! in [`Vocab::pair_rank`] (every split of every token into two tokens), with no byte
-//! slicing or hashing of byte strings. Short pieces use tiktoken's scan (O(n^2), fastest
-//! for small n); long ones a heap over a linked list (O(n log n)), so a million repeated
-//! characters encodes in milliseconds.
+//! slicing or hashing of byte strings. Pieces of one or two bytes need no hashing of their
+//! bytes at all. Pieces under 128 bytes follow tiktoken's scan (O(n^2), fastest for
+//! small n) on arrays on the stack: the lowest packed `rank << log2(N) | position` key
+//! over 8, 16, 32 or 128 slots, a minimum the compiler vectorizes; long ones a heap over
+//! a linked list (O(n log n)), so a million repeated characters encodes in milliseconds.
 
 use std::cmp::Reverse;
 
@@ -17,55 +19,161 @@ use crate::Rank;
 const LONG_PIECE: usize = 128;
 
 /// Appends the tokens of `piece` to `out`.
+#[inline]
 pub fn encode_piece(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
-    match vocab.rank(piece) {
-        Some(rank) => out.push(rank),
-        None => encode_piece_parts(vocab, piece, out),
+    match *piece {
+        // One byte is its byte token; two bytes are one token exactly when the pair table
+        // joins their byte tokens (it holds every split of every token), else the two
+        // bytes. Both skip hashing the piece's bytes.
+        [b] => out.push(vocab.byte_rank(b)),
+        [a, b] => {
+            let (a, b) = (vocab.byte_rank(a), vocab.byte_rank(b));
+            match vocab.pair_rank(a, b) {
+                Some(rank) => out.push(rank),
+                None => out.extend([a, b]),
+            }
+        }
+        _ => match vocab.rank(piece) {
+            Some(rank) => out.push(rank),
+            None => encode_piece_parts(vocab, piece, out),
+        },
     }
 }
 
 /// Like [`encode_piece`] but never takes the whole-piece shortcut: the tokens that
 /// merging by rank reaches, used to check that every token is reachable.
 pub fn encode_piece_parts(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
-    if piece.len() < LONG_PIECE {
-        merge_by_scan(vocab, piece, out);
-    } else {
-        merge_by_heap(vocab, piece, out);
+    // Pieces of a few bytes scan their few parts; longer ones take the minimum of packed
+    // keys over a fixed array (a loop without branches that the compiler vectorizes),
+    // when the ids leave room for the position bits.
+    match piece.len() {
+        0..=8 if fits_keys::<8>(vocab) => merge_by_min::<8>(vocab, piece, out),
+        0..=8 => merge_by_scan::<8>(vocab, piece, out),
+        9..=16 if fits_keys::<16>(vocab) => merge_by_min::<16>(vocab, piece, out),
+        9..=32 if fits_keys::<32>(vocab) => merge_by_min::<32>(vocab, piece, out),
+        9..=32 => merge_by_scan::<32>(vocab, piece, out),
+        33..LONG_PIECE if fits_keys::<LONG_PIECE>(vocab) => {
+            merge_by_min::<LONG_PIECE>(vocab, piece, out)
+        }
+        33..LONG_PIECE => merge_by_scan::<LONG_PIECE>(vocab, piece, out),
+        _ => merge_by_heap(vocab, piece, out),
     }
 }
 
-fn merge_by_scan(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
-    // parts[i] = (token of part i, rank of joining part i with part i + 1).
-    let mut parts: Vec<(Rank, Rank)> = piece.iter().map(|&b| (vocab.byte_rank(b), 0)).collect();
-    let join = |parts: &[(Rank, Rank)], i: usize| -> Rank {
-        match parts.get(i + 1) {
-            Some(next) => vocab.pair_rank(parts[i].0, next.0).unwrap_or(Rank::MAX),
-            None => Rank::MAX,
-        }
+/// Whether every `rank << log2(N) | position` key stays below `i32::MAX` (N a power of two).
+fn fits_keys<const N: usize>(vocab: &Vocab) -> bool {
+    (vocab.len() as u64) < (1u64 << (31 - N.trailing_zeros()))
+}
+
+/// tiktoken's rule for pieces of at most `N` bytes (N a power of two, at most 128, with
+/// [`fits_keys`]): each part's candidate merge is one key, `rank << log2(N) | the part's
+/// first byte`, in an array indexed by that byte (`i32::MAX`: none), so the lowest key is
+/// the lowest rank and then the leftmost part, exactly tiktoken's choice, and finding it
+/// is a minimum over N keys with no branches. Keys are i32 because baseline x86-64 (SSE2)
+/// compares signed 32-bit lanes, so the minimum vectorizes.
+fn merge_by_min<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
+    let n = piece.len();
+    assert!(n <= N && N <= 128 && N.is_power_of_two(), "pieces of at most N <= 128 bytes");
+    let shift = N.trailing_zeros();
+    const NONE: u8 = u8::MAX;
+    let mut token = [0 as Rank; N];
+    let mut key = [i32::MAX; N];
+    // The parts in order: where the next one starts (n: none), where the previous starts.
+    let mut next = [0u8; N];
+    let mut prev = [NONE; N];
+    for (i, &b) in piece.iter().enumerate() {
+        token[i] = vocab.byte_rank(b);
+        next[i] = (i + 1) as u8;
+        prev[i] = (i as u8).wrapping_sub(1);
+    }
+    let key_of = |l: Rank, r: Rank, at: usize| match vocab.pair_rank(l, r) {
+        Some(rank) => (rank << shift | at as u32) as i32,
+        None => i32::MAX,
     };
-    for i in 0..parts.len() {
-        parts[i].1 = join(&parts, i);
+    for i in 0..n.saturating_sub(1) {
+        key[i] = key_of(token[i], token[i + 1], i);
+    }
+    loop {
+        let best = key.iter().fold(i32::MAX, |m, &k| m.min(k));
+        if best == i32::MAX {
+            break;
+        }
+        let (rank, at) = ((best as u32) >> shift, (best as usize) & (N - 1));
+        // The part at `at` absorbs the next one, which stops being a part.
+        let right = next[at] as usize;
+        key[right] = i32::MAX;
+        token[at] = rank;
+        let after = next[right] as usize;
+        next[at] = after as u8;
+        key[at] = if after < n {
+            prev[after] = at as u8;
+            key_of(rank, token[after], at)
+        } else {
+            i32::MAX
+        };
+        let before = prev[at];
+        if before != NONE {
+            key[before as usize] = key_of(token[before as usize], rank, before as usize);
+        }
+    }
+    let mut i = 0;
+    while i < n {
+        out.push(token[i]);
+        i = next[i] as usize;
+    }
+}
+
+/// tiktoken's scan for pieces of at most `N` (at most 255) bytes, on arrays on the stack
+/// (no allocation) indexed by the byte where a part starts, the parts linked in order (so
+/// a merge moves nothing).
+fn merge_by_scan<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
+    let n = piece.len();
+    assert!(n <= N && N < 256, "pieces of at most N < 256 bytes");
+    if n == 0 {
+        return;
+    }
+    const NONE: usize = usize::MAX;
+    // For the part starting at byte i: its token, the token joining it with the next part
+    // (Rank::MAX: none, or no next part), and where the next part starts (n: none).
+    let mut token = [0 as Rank; N];
+    let mut join = [Rank::MAX; N];
+    let mut next = [0u8; N];
+    for (i, &b) in piece.iter().enumerate() {
+        token[i] = vocab.byte_rank(b);
+        next[i] = (i + 1) as u8;
+    }
+    let joined = |l: Rank, r: Rank| vocab.pair_rank(l, r).unwrap_or(Rank::MAX);
+    for i in 0..n - 1 {
+        join[i] = joined(token[i], token[i + 1]);
     }
     loop {
         // The lowest rank wins; ties go to the leftmost, as in tiktoken.
-        let mut best = (Rank::MAX, 0);
-        for (i, &(_, rank)) in parts.iter().enumerate() {
-            if rank < best.0 {
-                best = (rank, i);
+        let (mut best, mut at, mut before) = (Rank::MAX, 0, NONE);
+        let (mut prev, mut i) = (NONE, 0);
+        while i < n {
+            if join[i] < best {
+                (best, at, before) = (join[i], i, prev);
             }
+            prev = i;
+            i = next[i] as usize;
         }
-        let (rank, i) = best;
-        if rank == Rank::MAX {
+        if best == Rank::MAX {
             break;
         }
-        parts[i].0 = rank;
-        parts.remove(i + 1);
-        parts[i].1 = join(&parts, i);
-        if i > 0 {
-            parts[i - 1].1 = join(&parts, i - 1);
+        // The part at `at` absorbs the next one.
+        token[at] = best;
+        let after = next[next[at] as usize] as usize;
+        next[at] = after as u8;
+        join[at] = if after < n { joined(best, token[after]) } else { Rank::MAX };
+        if before != NONE {
+            join[before] = joined(token[before], best);
         }
     }
-    out.extend(parts.iter().map(|&(token, _)| token));
+    let mut i = 0;
+    while i < n {
+        out.push(token[i]);
+        i = next[i] as usize;
+    }
 }
 
 fn merge_by_heap(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
@@ -130,6 +238,9 @@ mod tests {
         Vocab::from_ranks(ranks, &[]).unwrap()
     }
 
+    /// A piece merger of this module.
+    type Merger = fn(&Vocab, &[u8], &mut Vec<Rank>);
+
     /// tiktoken's rule written directly on bytes: the reference for both paths.
     fn by_bytes(v: &Vocab, piece: &[u8]) -> Vec<Rank> {
         let mut parts: Vec<Vec<u8>> = piece.iter().map(|&b| vec![b]).collect();
@@ -150,11 +261,26 @@ mod tests {
     fn scan_heap_and_bytes_agree() {
         let v = vocab(&[b"ab", b"bc", b"abc", b"aa", b"aaaa", b"cab", b"bca", b"aaa"]);
         for piece in [&b"abcabcaab"[..], b"aaaaaaaaaab", b"cabcabcab", b"bcbcbcab", b"aaaaaaa"] {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            merge_by_scan(&v, piece, &mut a);
+            let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+            merge_by_scan::<LONG_PIECE>(&v, piece, &mut a);
             merge_by_heap(&v, piece, &mut b);
+            merge_by_scan::<32>(&v, piece, &mut c);
+            let mins: [Merger; 4] = [
+                merge_by_min::<8>,
+                merge_by_min::<16>,
+                merge_by_min::<32>,
+                merge_by_min::<LONG_PIECE>,
+            ];
+            for (limit, min) in [8, 16, 32, LONG_PIECE].into_iter().zip(mins) {
+                if piece.len() <= limit {
+                    let mut d = Vec::new();
+                    min(&v, piece, &mut d);
+                    assert_eq!(d, a, "{limit}: {:?}", String::from_utf8_lossy(piece));
+                }
+            }
             assert_eq!(a, by_bytes(&v, piece), "{:?}", String::from_utf8_lossy(piece));
             assert_eq!(b, a, "{:?}", String::from_utf8_lossy(piece));
+            assert_eq!(c, a, "{:?}", String::from_utf8_lossy(piece));
         }
     }
 

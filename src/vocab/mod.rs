@@ -2,8 +2,12 @@
 //! made them ([`MergeRecord`]); [`Growth`] adds tokens to it.
 
 mod growth;
+mod lookup;
+mod pairs;
 
 pub use growth::{next_free, Growth, Joined, TokenBytes};
+use lookup::TokenLookup;
+use pairs::PairTable;
 
 use ahash::AHashMap;
 
@@ -39,9 +43,11 @@ pub struct Vocab {
     ranks: AHashMap<Vec<u8>, Rank>,
     /// The merge log of the merged tokens it has one for, in order.
     merges: Vec<MergeRecord>,
+    /// Id by token bytes again, in the layout encoding's whole-piece lookup wants.
+    lookup: TokenLookup,
     /// Every way to write a token as two tokens: (left, right) -> the token. Encoding
     /// joins parts through this instead of hashing their bytes.
-    pairs: AHashMap<(Rank, Rank), Rank>,
+    pairs: PairTable,
     /// The id of each single byte.
     bytes: [Rank; 256],
     /// How many ids are holes.
@@ -115,17 +121,23 @@ impl Vocab {
         ranks: AHashMap<Vec<u8>, Rank>,
         merges: Vec<MergeRecord>,
     ) -> Self {
-        let mut pairs = AHashMap::with_capacity(tokens.len() * 2);
+        let mut joins = Vec::with_capacity(tokens.len() * 2);
         for (id, bytes) in tokens.iter().enumerate() {
             for k in 1..bytes.len() {
                 if let (Some(&l), Some(&r)) = (ranks.get(&bytes[..k]), ranks.get(&bytes[k..])) {
-                    pairs.insert((l, r), id as Rank);
+                    joins.push((l, r, id as Rank));
                 }
             }
         }
+        // Sized once, so the table is as small (cache-friendly) as its load factor allows.
+        let mut pairs = PairTable::with_capacity(joins.len());
+        for (l, r, id) in joins {
+            pairs.insert(l, r, id);
+        }
         let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
         let holes = tokens.iter().filter(|t| t.is_empty()).count();
-        Self { tokens, ranks, merges, pairs, bytes, holes }
+        let lookup = TokenLookup::new(&tokens);
+        Self { tokens, ranks, merges, lookup, pairs, bytes, holes }
     }
 
     /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`. Ids
@@ -184,8 +196,9 @@ impl Vocab {
     }
 
     /// The id of `bytes`, if they are a token.
+    #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<Rank> {
-        self.ranks.get(bytes).copied()
+        self.lookup.get(&self.tokens, bytes)
     }
 
     /// Ids by token bytes.
@@ -196,7 +209,7 @@ impl Vocab {
     /// The token whose bytes are `left`'s then `right`'s, if any.
     #[inline]
     pub fn pair_rank(&self, left: Rank, right: Rank) -> Option<Rank> {
-        self.pairs.get(&(left, right)).copied()
+        self.pairs.get(left, right)
     }
 
     /// The id of a single byte.

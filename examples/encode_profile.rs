@@ -1,0 +1,60 @@
+//! Single-thread encoding of held-out documents with a given vocabulary, for profiling
+//! (callgrind counts instructions reliably on a shared machine) and for checking that a
+//! change keeps every id: it prints a hash of all ids.
+//!
+//! ```text
+//! cargo run --release --example encode_profile -- RANKS DOCS [PATTERN] [REPEATS]
+//! ```
+//!
+//! RANKS is a file of hex bytes, space, rank, one token a line; DOCS a file of
+//! UTF-8 documents separated by NUL bytes; PATTERN defaults to cl100k.
+
+use std::hash::{Hash, Hasher};
+use std::time::Instant;
+
+use bytebpe::pretokenize::Pattern;
+use bytebpe::tokenizer::Tokenizer;
+use bytebpe::vocab::Vocab;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let ranks_text = std::fs::read_to_string(&args[0]).expect("read RANKS");
+    let ranks = ranks_text
+        .lines()
+        .map(|line| {
+            let (hex, rank) = line.split_once(' ').expect("hex rank");
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+                .collect();
+            (bytes, rank.parse().expect("rank"))
+        })
+        .collect();
+    let vocab = Vocab::from_ranks(ranks, &[]).expect("vocabulary");
+    let pattern = Pattern::new(args.get(2).map_or("cl100k", String::as_str)).expect("pattern");
+    let repeats: usize = args.get(3).map_or(1, |r| r.parse().expect("repeats"));
+    let tok = Tokenizer::new(vocab, pattern, Vec::new()).expect("tokenizer");
+    let data = std::fs::read(&args[1]).expect("read DOCS");
+    let docs: Vec<&str> = data
+        .split(|&b| b == 0)
+        .map(|d| std::str::from_utf8(d).expect("DOCS must be UTF-8"))
+        .collect();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    let mut tokens = 0;
+    let t0 = Instant::now();
+    for _ in 0..repeats {
+        for doc in &docs {
+            let ids = tok.encode_ordinary(doc).expect("encode");
+            tokens += ids.len();
+            ids.hash(&mut hasher);
+        }
+    }
+    let s = t0.elapsed().as_secs_f64();
+    let mb = (data.len() * repeats) as f64 / 1e6;
+    println!(
+        "{} docs, {mb:.2} MB, {tokens} tokens, ids hash {:016x}, {s:.3} s, {:.2} MB/s",
+        docs.len(),
+        hasher.finish(),
+        mb / s
+    );
+}
