@@ -291,3 +291,59 @@ def store_documents(path) -> int:
     from bytebpe import store
 
     return store.read(path).documents
+
+
+def _finished_store(tmp_path):
+    path = tmp_path / "d" / "run.sqlite"
+    path.parent.mkdir()
+    train(store=RunStore(path), vocab_size=400)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["run.sqlite"]
+    return path
+
+
+def test_loading_a_store_never_writes(tmp_path):
+    path = _finished_store(tmp_path)
+    before = path.read_bytes(), path.stat().st_mtime_ns
+    os.chmod(path, 0o444)
+    assert Tokenizer.load(path).vocab_size == 400
+    # No -shm or -wal file: a WAL reader in mode=ro would leave both behind.
+    assert sorted(p.name for p in path.parent.iterdir()) == ["run.sqlite"]
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+def test_loading_a_store_in_a_read_only_directory(tmp_path):
+    # As root, 0o555 does not stop writes, so this alone proves nothing there; what makes
+    # it hold for other users is that loading creates no file at all (the test above).
+    path = _finished_store(tmp_path)
+    os.chmod(path.parent, 0o555)
+    try:
+        assert Tokenizer.load(path).vocab_size == 400
+        assert sorted(p.name for p in path.parent.iterdir()) == ["run.sqlite"]
+    finally:
+        os.chmod(path.parent, 0o755)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+def test_loading_a_store_while_its_lock_is_held_reads_through_sqlite(tmp_path):
+    import fcntl
+
+    path = _finished_store(tmp_path)
+    with open(str(path) + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        assert Tokenizer.load(path).vocab_size == 400  # mode=ro, not immutable
+
+
+def test_loading_a_store_with_a_pending_log_sees_its_commits(tmp_path):
+    # A killed run can leave commits only in the -wal file: immutable would not see them.
+    path = _finished_store(tmp_path)
+    keep = sqlite3.connect(path)  # holds the log open so closing `conn` keeps it
+    keep.execute("PRAGMA wal_autocheckpoint=0")
+    keep.execute("SELECT 1 FROM meta").fetchall()
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.execute("DELETE FROM merges WHERE rank >= 100")
+    conn.commit()
+    conn.close()
+    assert os.path.getsize(str(path) + "-wal") > 0
+    assert Tokenizer.load(path).vocab_size == 356
+    keep.close()

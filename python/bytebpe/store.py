@@ -27,6 +27,7 @@ import os
 import sqlite3
 import sys
 import time
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -146,15 +147,64 @@ def read(path: str | os.PathLike[str], *, with_snapshot: bool = True) -> StoredR
     if not os.path.exists(path):
         raise FileNotFoundError(f"no run store at {where}")
     try:
-        conn = sqlite3.connect(f"file:{os.fspath(path)}?mode=ro", uri=True)
+        conn = _connect_read_only(os.fspath(path))
     except sqlite3.Error as e:
         raise CorruptTokenizerError(f"{where} cannot be opened as a run store: {e}") from None
     try:
         return _read(conn, where, with_snapshot)
     except sqlite3.DatabaseError as e:
+        if "readonly" in str(e):
+            raise StoreError(
+                f"{where} is being written (or was left with an uncheckpointed log by a "
+                f"killed run) and its directory is not writable, so it cannot be read: {e}"
+            ) from None
         raise CorruptTokenizerError(f"{where} is not a readable run store: {e}") from None
     finally:
         conn.close()
+
+
+def _connect_read_only(path: str) -> sqlite3.Connection:
+    """A connection that never writes: not the store, and no `-wal`/`-shm` files beside it.
+
+    When no run can be writing the store (its lock is not held) and no write-ahead log is
+    pending, the file is opened `immutable` (no locking, no shared-memory file, so a
+    read-only directory works too). Otherwise (a run writes it now, or a killed run left a
+    log whose commits only SQLite's WAL reader sees) it is opened `mode=ro`, which must
+    share the writer's `-shm` file and reads every committed transaction."""
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path))
+    if _no_writer(path):
+        return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True)
+    return sqlite3.connect(uri + "?mode=ro", uri=True)
+
+
+def _no_writer(path: str) -> bool:
+    """True when no training run holds the store's lock and no write-ahead log is pending.
+    A run takes the lock before it opens SQLite, so this holds for the whole read unless a
+    run starts meanwhile; such a run appends to the log and leaves the main file alone
+    until a checkpoint, and a damaged read is refused by `quick_check`."""
+    try:
+        if os.path.getsize(path + "-wal") > 0:
+            return False
+    except OSError:
+        pass  # no log
+    try:
+        f = open(path + ".lock")  # noqa: SIM115 -- closed below
+    except FileNotFoundError:
+        return True  # runs create the lock file before anything else
+    except OSError:
+        return False
+    try:
+        if sys.platform == "win32":
+            return False  # a lock file there may be held; read through SQLite's locking
+        import fcntl
+
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return False  # a run holds it
+        return True
+    finally:
+        f.close()
 
 
 def _read(conn: sqlite3.Connection, where: str, with_snapshot: bool) -> StoredRun:
