@@ -146,6 +146,40 @@ def test_disallowed_special_says_which_argument(tok):
     assert tok.special_tokens["<|eot|>"] not in tok.encode("a <|eot|> b", disallowed_special=())
 
 
+@pytest.mark.parametrize(
+    ("kw", "error", "message"),
+    [
+        (dict(allowed_special="<|eot|>"), ValueError, r"allowed_special='<\|eot\|>'.*\{'<\|eot\|>'\}"),
+        (dict(allowed_special="ALL"), ValueError, r"allowed_special='ALL': pass 'all'"),
+        (dict(disallowed_special="none"), ValueError, r"disallowed_special='none'.*=\(\) for none"),
+        (dict(allowed_special=b"<|eot|>"), TypeError, "allowed_special must be 'all' or a collection of str"),
+        (dict(allowed_special=5), TypeError, "not int"),
+        (dict(disallowed_special=iter(["<|eot|>"])), TypeError, "not list_iterator"),
+        (dict(allowed_special={b"<|eot|>"}), TypeError, "special tokens as str, not bytes"),
+    ],
+)
+def test_special_arguments_are_all_or_a_collection_of_str(tok, kw, error, message):
+    # A str is never a set of its characters (tiktoken's rule); every encode path checks.
+    for encode in (tok.encode, lambda t, **k: tok.encode_batch([t], **k)):
+        with pytest.raises(error, match=message):
+            encode("a <|eot|> b", **kw)
+    eot = tok.special_tokens["<|eot|>"]
+    for allowed in ({"<|eot|>"}, ["<|eot|>"], ("<|eot|>",), frozenset({"<|eot|>"}), "all"):
+        assert eot in tok.encode("a <|eot|> b", allowed_special=allowed)
+    for disallowed in ((), [], set(), frozenset()):
+        assert eot not in tok.encode("a <|eot|> b", disallowed_special=disallowed)
+
+
+def test_load_blames_a_too_small_vocab_size_not_the_file(tok, tmp_path):
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    with pytest.raises(ValueError, match=r"vocab_size=256 is too small: it must be at least 257") as e:
+        Tokenizer.load(path, vocab_size=256)
+    assert not isinstance(e.value, bytebpe.CorruptTokenizerError)
+    assert "malformed" not in str(e.value)
+    assert Tokenizer.load(path, vocab_size=257).vocab_size == 257
+
+
 def test_decode_bad_ids_name_position(tok):
     with pytest.raises(bytebpe.UnknownTokenError, match=r"unknown token id 99999 at position 2"):
         tok.decode([104, 105, 99999])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import subprocess
@@ -347,3 +348,47 @@ def test_loading_a_store_with_a_pending_log_sees_its_commits(tmp_path):
     assert os.path.getsize(str(path) + "-wal") > 0
     assert Tokenizer.load(path).vocab_size == 356
     keep.close()
+
+
+def _open_files_under(directory) -> list[str]:
+    fds = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            if target.startswith(str(directory)):
+                fds.append(target)
+    return fds
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+def test_a_store_that_fails_to_open_leaves_nothing_open(tmp_path):
+    path = tmp_path / "run.sqlite"
+    train(store=RunStore(path), vocab_size=300)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE merges SET left_id = 99999 WHERE rank = 5")
+    conn.commit()
+    conn.close()
+    for _ in range(2):  # the retry is refused for the same reason, not as "in use"
+        with pytest.raises(CorruptTokenizerError, match="merge 5 joins ids 99999"):
+            train(store=RunStore(path), vocab_size=400)
+        assert _open_files_under(tmp_path) == []
+        assert not os.path.exists(str(path) + ".lock")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock; symlinks")
+def test_the_lock_holds_for_every_path_to_a_store(tmp_path):
+    import fcntl
+
+    path = tmp_path / "real" / "run.sqlite"
+    path.parent.mkdir()
+    train(store=RunStore(path), vocab_size=300)
+    (tmp_path / "link.sqlite").symlink_to(path)
+    (tmp_path / "dirlink").symlink_to(path.parent)
+    with open(str(path) + ".lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.write("pid 4242")
+        lock.flush()
+        for other in (tmp_path / "link.sqlite", tmp_path / "dirlink" / "run.sqlite"):
+            with pytest.raises(StoreError, match=r"in use by another training run \(pid 4242\)"):
+                train(store=RunStore(other), vocab_size=400)
+    assert train(store=RunStore(tmp_path / "link.sqlite"), vocab_size=400).vocab_size == 400

@@ -75,7 +75,11 @@ def from_state(state: Any, where: str, vocab_size: int | None = None) -> Loaded:
                     f"it says vocab_size={state.get('vocab_size')!r} but holds {core.vocab_size}"
                 )
         else:
+            # A vocab_size this file cannot be cut to is the argument's fault, not the file's.
+            _check_cut(tokens, specials, vocab_size)
             core = truncated(state["pattern"], merges, tokens, specials, vocab_size)
+    except _CutError as e:
+        raise ValueError(f"{where}: {e}") from None
     except CorruptTokenizerError as e:
         raise CorruptTokenizerError(f"{where}: {e}") from None
     except (KeyError, TypeError, ValueError, OverflowError) as e:
@@ -132,6 +136,24 @@ def _specials_after(n_tokens: int, specials: list[str]) -> list[tuple[str, int]]
     return [(t, n_tokens + i) for i, t in enumerate(specials)]
 
 
+class _CutError(ValueError):
+    """A `vocab_size` a tokenizer cannot be cut to (the caller's argument is wrong)."""
+
+
+def _check_cut(tokens: list[bytes], specials: list[str], vocab_size: int) -> None:
+    """Raises `_CutError` (a ValueError) when `vocab_size` cannot cut this tokenizer."""
+    if vocab_size - len(specials) < 256:
+        raise _CutError(
+            f"vocab_size={vocab_size} is too small: it must be at least {256 + len(specials)} "
+            f"(256 bytes and {len(specials)} special tokens)"
+        )
+    if any(not t for t in tokens):
+        raise _CutError(
+            "this tokenizer keeps special-token ids among its merged tokens (it was "
+            "extended), so it cannot be cut to a smaller vocab_size"
+        )
+
+
 def truncated(
     pattern: str,
     merges: Sequence[MergeEntry],
@@ -141,17 +163,8 @@ def truncated(
 ) -> CoreTokenizer:
     """The tokenizer of the first merges (or lowest ids) that make `vocab_size` tokens in
     all; special tokens are included in the count and take the ids right after."""
+    _check_cut(tokens, specials, vocab_size)
     keep = vocab_size - len(specials)
-    if keep < 256:
-        raise ValueError(
-            f"vocab_size={vocab_size} is too small: it must be at least {256 + len(specials)} "
-            f"(256 bytes and {len(specials)} special tokens)"
-        )
-    if any(not t for t in tokens):
-        raise ValueError(
-            "this tokenizer keeps special-token ids among its merged tokens (it was "
-            "extended), so it cannot be cut to a smaller vocab_size"
-        )
     if merges and (not tokens or full_log(merges, tokens)):
         prefix = fitting_prefix(merges, keep - 256)
         n_tokens = 256 + len({m[2] for m in prefix})

@@ -22,12 +22,35 @@ def policy(
     allowed_special: str | Collection[str],
     disallowed_special: str | Collection[str],
 ) -> SpecialPolicy:
-    allowed = frozenset(specials) if allowed_special == "all" else frozenset(allowed_special)
-    disallowed = (
-        frozenset(specials) - allowed if disallowed_special == "all"
-        else frozenset(disallowed_special)
-    )
+    """The rules of one call. Each argument is "all" or a collection of special-token
+    strings, as in tiktoken; any other string (a token passed bare, "ALL", "none") is an
+    error rather than a set of its characters."""
+    allowed = _tokens("allowed_special", allowed_special, frozenset(specials))
+    disallowed = _tokens("disallowed_special", disallowed_special, frozenset(specials) - allowed)
     return SpecialPolicy(allowed, disallowed)
+
+
+def _tokens(name: str, value: object, everything: frozenset[str]) -> frozenset[str]:
+    if isinstance(value, str):
+        if value == "all":
+            return everything
+        raise ValueError(
+            f"{name}={value!r}: pass 'all' or a collection of special tokens, e.g. "
+            f"{name}={{{value!r}}} for this one token, or {name}=() for none"
+        )
+    if isinstance(value, (bytes, bytearray, memoryview)) or not isinstance(value, Collection):
+        raise TypeError(
+            f"{name} must be 'all' or a collection of str (a set, list or tuple), "
+            f"not {type(value).__name__}"
+        )
+    tokens = frozenset(value)
+    for token in tokens:
+        if not isinstance(token, str):
+            raise TypeError(
+                f"{name} must hold special tokens as str, not {type(token).__name__} "
+                f"({token!r})"
+            )
+    return tokens
 
 
 def check(text: str, disallowed: frozenset[str], where: str = "the text") -> None:

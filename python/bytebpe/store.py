@@ -188,7 +188,7 @@ def _no_writer(path: str) -> bool:
     except OSError:
         pass  # no log
     try:
-        f = open(path + ".lock")  # noqa: SIM115 -- closed below
+        f = open(_lock_path(path))  # noqa: SIM115 -- closed below
     except FileNotFoundError:
         return True  # runs create the lock file before anything else
     except OSError:
@@ -252,19 +252,20 @@ class OpenRun:
         self.store = store
         self.where = repr(store.path)
         self._lock = _acquire_lock(store.path)
-        existed = os.path.exists(store.path) and not _is_blank(store.path)
         try:
+            existed = os.path.exists(store.path) and not _is_blank(store.path)
             self.stored = self._open(config, vocab_size, existed, start)
+            self._pending: list[tuple[Any, ...]] = []
+            self._last_commit = time.monotonic()
+            # Token bytes by id, to store each merge's bytes (the log is readable on its own).
+            self._tokens = list(start[1]) if start else [bytes([b]) for b in range(256)]
+            self._append_tokens(self.stored.merges)
+            self._rank = len(self.stored.merges)
+            self._ledger: dict[str, Any] = dict(self.stored.ledger)
         except BaseException:
-            self._lock.close()
+            # Whatever failed, a retry in this process must find neither open.
+            self.close()
             raise
-        self._pending: list[tuple[Any, ...]] = []
-        self._last_commit = time.monotonic()
-        # Token bytes by id, to store each merge's bytes (the log is readable on its own).
-        self._tokens = list(start[1]) if start else [bytes([b]) for b in range(256)]
-        self._append_tokens(self.stored.merges)
-        self._rank = len(self.stored.merges)
-        self._ledger: dict[str, Any] = dict(self.stored.ledger)
 
     def _open(
         self,
@@ -372,7 +373,12 @@ class OpenRun:
 
     def _append_tokens(self, merges: Sequence[tuple[int, int, int, int]]) -> list[bytes]:
         out = []
-        for left, right, token, _ in merges:
+        for rank, (left, right, token, _) in enumerate(merges):
+            if not (0 <= left < len(self._tokens) and 0 <= right < len(self._tokens)):
+                raise CorruptTokenizerError(
+                    f"{self.where}: merge {rank} joins ids {left} and {right}, but only "
+                    f"{len(self._tokens)} tokens exist before it"
+                )
             data = self._tokens[left] + self._tokens[right]
             if token >= len(self._tokens):
                 # New ids skip those of special tokens (empty here).
@@ -401,7 +407,9 @@ class OpenRun:
 
     def close(self) -> None:
         try:
-            self.conn.close()
+            conn: sqlite3.Connection | None = getattr(self, "conn", None)  # None if never connected
+            if conn is not None:
+                conn.close()
         finally:
             self._lock.close()
 
@@ -508,8 +516,15 @@ def _try_lock(f: IO[str]) -> bool:
     return True
 
 
+def _lock_path(path: str) -> str:
+    """The lock file of the store at `path`, beside the file it names after symlinks are
+    resolved: every path to one store (a symlink to it, or through a linked directory)
+    finds the same lock."""
+    return os.path.realpath(path) + ".lock"
+
+
 def _acquire_lock(path: str) -> _Lock:
-    lock_path = path + ".lock"
+    lock_path = _lock_path(path)
     while True:
         try:
             f = open(lock_path, "a+")  # noqa: SIM115 -- held open for the run, closed by _Lock
