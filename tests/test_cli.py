@@ -212,3 +212,61 @@ def test_report_and_warning_for_mostly_invalid_utf8(tmp_path):
     assert "blob.txt" in proc.stderr
     assert "invalid UTF-8: 5,120 bytes" in proc.stdout
     assert "is the input binary or compressed?" in proc.stdout
+
+
+def _never_trains(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("training started")
+
+    for name in ("train_from_iterator", "train_from_files", "train_from_stream"):
+        monkeypatch.setattr(Tokenizer, name, fail)
+
+
+@pytest.mark.parametrize("fmt", ["bytebpe", "huggingface", "tiktoken", "transformers"])
+def test_a_missing_output_directory_is_refused_before_training(tmp_path, monkeypatch, capsys, fmt):
+    _never_trains(monkeypatch)
+    out = tmp_path / "nodir" / "tok.json"
+    assert main(["train", "--sample", "-o", str(out), "--format", fmt, "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert f"its directory {str(out.parent)!r} does not exist" in err, err
+    assert "training started" not in err and ".tmp-" not in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_an_existing_directory_as_output_is_refused_and_nothing_is_left(
+    sample_tok, tmp_path, monkeypatch, capsys
+):
+    target = tmp_path / "existing_dir"
+    target.mkdir()
+    assert main(["export", str(sample_tok), "-o", str(target)]) == 1
+    assert f"{str(target)!r} is a directory" in capsys.readouterr().err
+    _never_trains(monkeypatch)
+    assert main(["train", "--sample", "-o", str(target), "--no-progress"]) == 1
+    assert f"{str(target)!r} is a directory" in capsys.readouterr().err
+    assert main(["encode", "-t", str(sample_tok), str(sample_tok), "-o", str(target)]) == 1
+    assert "is a directory" in capsys.readouterr().err
+    # The library's atomic writer refuses it too, and cleans up whatever fails.
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        Tokenizer.load(sample_tok).save(target)
+    assert sorted(os.listdir(tmp_path)) == ["existing_dir"]
+    assert os.listdir(target) == []
+
+
+def test_train_from_a_closed_standard_input(tmp_path):
+    out = tmp_path / "tok.json"
+    proc = subprocess.run(
+        f"'{sys.executable}' -m bytebpe.cli train - -o '{out}' --no-progress <&-",
+        shell=True, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 1
+    assert "standard input is closed" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_no_traceback_escapes_the_command(sample_tok, monkeypatch, capsys):
+    def broken(*args, **kwargs):
+        raise RuntimeError("something unforeseen")
+
+    monkeypatch.setattr(Tokenizer, "load", broken)
+    assert main(["inspect", str(sample_tok)]) == 1
+    assert "bytebpe inspect: error: RuntimeError: something unforeseen" in capsys.readouterr().err

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import os
@@ -16,7 +17,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 
-from bytebpe import __version__, arrays, loading, observe, store
+from bytebpe import __version__, arrays, file_format, loading, observe, store
 from bytebpe.interop.tiktoken import sidecar_path
 from bytebpe.ledger import format_report
 from bytebpe.options import TrainingOptions, parse_memory_limit
@@ -59,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"bytebpe {args.command}: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:  # no traceback escapes the command: say what failed
+        print(f"bytebpe {args.command}: error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
 
 
 def _add_train(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -127,6 +131,24 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
                        help=f"with --format transformers: the special token used as {role}_token")
 
 
+def _check_output(args: argparse.Namespace) -> None:
+    """Refuses an output location `_write` cannot write, before any long work: a missing
+    directory, or a directory where a file goes (and the reverse for transformers)."""
+    output: str = args.output or FORMATS[args.format]
+    if args.format != "transformers":
+        file_format.check_writable_file(output)
+    elif os.path.exists(output) and not os.path.isdir(output):
+        raise FileExistsError(
+            errno.EEXIST, f"{output!r} is a file; --format transformers writes a directory"
+        )
+    else:
+        parent = os.path.dirname(os.path.abspath(output))
+        if not os.path.isdir(parent):
+            raise FileNotFoundError(
+                errno.ENOENT, f"cannot write {output!r}: its directory {parent!r} does not exist"
+            )
+
+
 def _write(tok: Tokenizer, args: argparse.Namespace) -> str:
     """Writes `tok` in `args.format` to `args.output` (or the format's default name)."""
     output: str = args.output or FORMATS[args.format]
@@ -180,6 +202,7 @@ def _train(args: argparse.Namespace) -> int:
         raise ValueError("--separator goes with --documents separator (and needs it)")
     if args.sample and args.separator is not None:
         raise ValueError("--sample is split into documents already: leave out --separator")
+    _check_output(args)
     if args.inputs == ["-"] or args.documents == "separator" or (
         args.heldout is not None and not args.sample
     ):
@@ -274,6 +297,8 @@ def _train_streaming(args: argparse.Namespace) -> int:
     options = _training_options(args)
     started = time.perf_counter()
     if args.inputs == ["-"]:
+        if sys.stdin is None or getattr(sys.stdin, "buffer", None) is None:
+            raise ValueError("standard input is closed; give input files instead of -")
         source = "standard input"
         tok = Tokenizer.train_from_stream(
             sys.stdin.buffer, args.vocab_size, name="<stdin>", documents=args.documents,
@@ -338,6 +363,7 @@ def _add_encode(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _encode(args: argparse.Namespace) -> int:
     if args.documents == "separator" or args.separator is not None:
         raise ValueError("encode splits documents by line or by file (--documents lines|files)")
+    file_format.check_writable_file(args.output)
     tok = load_tokenizer(args.tokenizer, args.pattern)
     started = time.perf_counter()
     docs = read_files(args.inputs, documents=args.documents, text_column=args.text_column)
@@ -375,6 +401,7 @@ def _add_export(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 
 def _export(args: argparse.Namespace) -> int:
+    _check_output(args)
     tok = load_tokenizer(args.path, args.pattern)
     print(f"wrote {_write(tok, args)} ({args.format}, {tok.vocab_size:,} tokens)")
     return 0

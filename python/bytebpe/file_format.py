@@ -18,6 +18,8 @@ pickles tokenizers, and `from_store` reads a run store's merge log the same way.
 from __future__ import annotations
 
 import base64
+import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -227,12 +229,35 @@ def save(core: CoreTokenizer, path: str | os.PathLike[str], ledger: Any = None) 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Writes `data` to `path` through a temporary file and a rename, so a crash mid-write
     never leaves a half file at `path`."""
+    check_writable_file(path)
     tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise OSError(e.errno, f"cannot write {os.fspath(path)!r}: {e.strerror}") from None
+
+
+def check_writable_file(path: str | os.PathLike[str]) -> None:
+    """Raises OSError naming `path` unless a file can be written there: its directory
+    exists and `path` is not a directory. Called before long work that ends in a write."""
+    name = os.fspath(path)
+    if os.path.isdir(name):
+        raise IsADirectoryError(errno.EISDIR, f"{name!r} is a directory; give a file path")
+    parent = os.path.dirname(os.path.abspath(name))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(
+            errno.ENOENT, f"cannot write {name!r}: its directory {parent!r} does not exist"
+        )
+    if not os.access(parent, os.W_OK):
+        raise PermissionError(
+            errno.EACCES, f"cannot write {name!r}: its directory {parent!r} is not writable"
+        )
 
 
 def load(path: str | os.PathLike[str], vocab_size: int | None = None) -> Loaded:
