@@ -32,7 +32,10 @@ def test_vocabulary_layout(tok):
     ranks = tok.mergeable_ranks()
     assert sorted(ranks.values()) == list(range(len(ranks)))
     assert all(ranks[bytes([b])] == b for b in range(256))
-    assert len(set(ranks)) == len(ranks)
+    # No byte string twice: every id holds its own bytes, and they map back to it.
+    by_id = [tok.decode_single_token_bytes(i) for i in range(len(ranks))]
+    assert len(set(by_id)) == len(by_id)
+    assert {b: i for i, b in enumerate(by_id)} == ranks
     assert tok.special_tokens == {"<|endoftext|>": 598, "<|pad|>": 599}
     assert tok.vocab_size == 600 == len(ranks) + 2
     merges = tok.merges()
