@@ -205,3 +205,24 @@ def test_load_inconsistent_merges(tok, tmp_path):
 def test_load_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         Tokenizer.load(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize("special_id", [2**32 - 1, 2**31, 2**31 - 1, 50_000_000, 256 + 1 + 2**16])
+@pytest.mark.parametrize("how", ["from_ranks", "from_merges", "from_tokens"])
+def test_special_id_far_beyond_vocab_is_corrupt(special_id, how):
+    core = bytebpe._bytebpe.CoreTokenizer
+    specials = [("<|s|>", special_id)]
+    with pytest.raises(bytebpe.CorruptTokenizerError, match=str(special_id)):
+        if how == "from_ranks":
+            core.from_ranks("gpt2", [(bytes([b]), b) for b in range(256)], specials)
+        elif how == "from_merges":
+            core.from_merges("gpt2", [], specials)
+        else:
+            core.from_tokens("gpt2", [bytes([b]) for b in range(256)], [], specials)
+
+
+def test_special_id_with_a_small_gap_encodes():
+    core = bytebpe._bytebpe.CoreTokenizer.from_ranks(
+        "gpt2", [(bytes([b]), b) for b in range(256)], [("<|s|>", 276)]
+    )
+    assert core.encode("a<|s|>", {"<|s|>"}) == [97, 276]
