@@ -140,8 +140,9 @@ impl CoreTokenizer {
     }
 
     #[pyo3(signature = (num_threads=None))]
-    fn verify(&self, py: Python<'_>, num_threads: Option<usize>) -> Vec<String> {
-        py.detach(|| self.inner.verify(num_threads))
+    fn verify(&self, py: Python<'_>, num_threads: Option<usize>) -> PyResult<Vec<String>> {
+        crate::parallel::checked(num_threads).map_err(to_py)?;
+        Ok(py.detach(|| self.inner.verify(num_threads)))
     }
 
     #[getter]
@@ -223,6 +224,7 @@ impl CoreTokenizer {
         texts: Vec<PyBackedStr>,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
+        crate::parallel::checked(num_threads).map_err(to_py)?;
         let batch = detached_quiet(py, || {
             let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
             self.inner.encode_ordinary_batch(&texts, num_threads)
@@ -241,6 +243,7 @@ impl CoreTokenizer {
         eot: Option<Rank>,
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        crate::parallel::checked(num_threads).map_err(to_py)?;
         let held = docs.iter().map(|d| held_document(&d)).collect::<PyResult<Vec<_>>>()?;
         let (tokens, offsets) = detached_quiet(py, || {
             let docs: Vec<Document<'_>> = held.iter().map(HeldDocument::document).collect();
@@ -279,6 +282,7 @@ impl CoreTokenizer {
         batch: Vec<Vec<Rank>>,
         num_threads: Option<usize>,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        crate::parallel::checked(num_threads).map_err(to_py)?;
         let decoded = detached_quiet(py, || {
             crate::parallel::pool(num_threads).install(|| {
                 use rayon::prelude::*;
