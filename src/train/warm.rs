@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use crate::encode::encode_piece;
 use crate::error::{Error, Result};
+use crate::parallel;
 use crate::vocab::{Growth, MergeRecord, Vocab};
 use crate::{Rank, Tokenizer};
 
@@ -17,14 +18,17 @@ pub fn segment(words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Vec<(Vec<Rank>, u64
             .map(|(bytes, n)| (bytes.iter().map(|&b| vocab.byte_rank(b)).collect(), n))
             .collect();
     }
-    words
-        .into_par_iter()
-        .map(|(bytes, n)| {
-            let mut ids = Vec::with_capacity(bytes.len());
-            encode_piece(vocab, &bytes, &mut ids);
-            (ids, n)
-        })
-        .collect()
+    // On the project's pool, never Rayon's global one (see `parallel`).
+    parallel::pool(None).install(|| {
+        words
+            .into_par_iter()
+            .map(|(bytes, n)| {
+                let mut ids = Vec::with_capacity(bytes.len());
+                encode_piece(vocab, &bytes, &mut ids);
+                (ids, n)
+            })
+            .collect()
+    })
 }
 
 /// `start` with `merges` appended (new ids skip its special ids) and `new_specials` after
