@@ -226,3 +226,15 @@ def test_special_id_with_a_small_gap_encodes():
         "gpt2", [(bytes([b]), b) for b in range(256)], [("<|s|>", 276)]
     )
     assert core.encode("a<|s|>", {"<|s|>"}) == [97, 276]
+
+
+def test_long_pattern_special_token_and_seed_are_refused_before_building():
+    with pytest.raises(PatternError, match=r"20000000 bytes long; at most 65536"):
+        train(["a b"], pattern="a" * 20_000_000)
+    with pytest.raises(ValueError, match=r"100000000 bytes long; at most 4096"):
+        train(["a b"], special_tokens=["x" * 100_000_000])
+    core = bytebpe._bytebpe.CoreTokenizer
+    with pytest.raises(ValueError, match=r"at most 4096"):
+        core.from_merges("gpt2", [], [("x" * 10_000_000, 256)])
+    with pytest.raises(ValueError, match=r"seed_merges\[0\] is 100000 bytes long; .*at most 1024"):
+        train(["a b"], seed_merges=["a" * 100_000])

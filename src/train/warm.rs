@@ -61,7 +61,18 @@ pub fn with_specials(
 /// encoded, then its tokens are joined left to right, each join a merge with count 0. A
 /// seed that is already a token adds nothing. Each must be one piece of the pattern, or
 /// encoding could never produce it.
+/// The longest seed accepted: a seed of n bytes can make up to n - 1 tokens of up to n
+/// bytes each (quadratic in n), so seeds are short strings (digits, indentation).
+pub const MAX_SEED_BYTES: usize = 1024;
+
 pub fn seed(start: &Tokenizer, seeds: &[Vec<u8>]) -> Result<Tokenizer> {
+    // Checked before anything is built.
+    if let Some((i, seed)) = seeds.iter().enumerate().find(|(_, s)| s.len() > MAX_SEED_BYTES) {
+        return Err(Error::InvalidConfig(format!(
+            "seed_merges[{i}] is {} bytes long; a seed is at most {MAX_SEED_BYTES} bytes",
+            seed.len()
+        )));
+    }
     let mut growth: Growth = start.vocab().growth(&start.special_ids());
     let mut merges = Vec::new();
     for (i, seed) in seeds.iter().enumerate() {
