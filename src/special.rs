@@ -18,6 +18,9 @@ pub struct SpecialTokens {
     matcher: Option<regex::bytes::Regex>,
 }
 
+/// The longest special token accepted (real ones are a few dozen bytes).
+pub const MAX_SPECIAL_BYTES: usize = 1 << 12;
+
 impl SpecialTokens {
     /// Checks the texts (non-empty, unique) and builds the matcher.
     pub fn new(tokens: Vec<(String, Rank)>) -> Result<Self> {
@@ -25,6 +28,13 @@ impl SpecialTokens {
         for (text, _) in &tokens {
             if text.is_empty() {
                 return Err(Error::InvalidConfig("special tokens must not be empty".into()));
+            }
+            if text.len() > MAX_SPECIAL_BYTES {
+                let head: String = text.chars().take(40).collect();
+                return Err(Error::InvalidConfig(format!(
+                    "special token {head:?}... is {} bytes long; at most {MAX_SPECIAL_BYTES} bytes",
+                    text.len()
+                )));
             }
             if !seen.insert(text.as_str()) {
                 return Err(Error::InvalidConfig(format!(

@@ -22,6 +22,29 @@ pub struct Tokenizer {
     specials: SpecialTokens,
 }
 
+/// The largest gap allowed between the ids in use (mergeable tokens, then special
+/// tokens) and a special token's id: tiktoken's encodings leave a few unused ids before
+/// their special tokens (cl100k_base: 20), nothing legitimate leaves thousands.
+pub const MAX_SPECIAL_GAP: usize = 1 << 16;
+
+/// Every id is below this (ids are `u32` in the core and `i32`-safe for NumPy users).
+pub const MAX_ID: usize = 1 << 31;
+
+/// Refuses special ids far beyond the vocabulary (see [`Tokenizer::with_special_ids`]),
+/// before anything is sized by them.
+pub fn check_special_ids(vocab_len: usize, specials: &[(String, Rank)]) -> Result<()> {
+    let limit =
+        vocab_len.saturating_add(specials.len()).saturating_add(MAX_SPECIAL_GAP).min(MAX_ID);
+    match specials.iter().find(|&&(_, id)| id as usize >= limit) {
+        Some((text, id)) => Err(Error::Corrupt(format!(
+            "special token {text:?} has id {id}, far beyond the vocabulary of {vocab_len} \
+             tokens and {} special tokens (ids must be below {limit})",
+            specials.len()
+        ))),
+        None => Ok(()),
+    }
+}
+
 impl Tokenizer {
     /// Special tokens get the ids right after the mergeable tokens, in the given order.
     pub fn new(vocab: Vocab, pattern: Pattern, special_texts: Vec<String>) -> Result<Self> {
@@ -32,12 +55,16 @@ impl Tokenizer {
     }
 
     /// Special tokens with explicit ids: above the mergeable tokens or in their holes
-    /// (every hole must hold one).
+    /// (every hole must hold one). An id far beyond the vocabulary (more than
+    /// [`MAX_SPECIAL_GAP`] past the mergeable tokens and the special tokens, or at
+    /// [`MAX_ID`] and above) is refused as corrupt: ids index tables, so an id must stay
+    /// in proportion to the vocabulary.
     pub fn with_special_ids(
         vocab: Vocab,
         pattern: Pattern,
         specials: Vec<(String, Rank)>,
     ) -> Result<Self> {
+        check_special_ids(vocab.len(), &specials)?;
         let mut seen = std::collections::HashSet::new();
         for (text, id) in &specials {
             let free = (*id as usize) >= vocab.len() || vocab.is_hole(*id);
@@ -200,4 +227,25 @@ impl Tokenizer {
 
 fn match_error(e: fancy_regex::Error) -> Error {
     Error::PatternMatch { document: 0, message: e.to_string() }
+}
+
+#[cfg(test)]
+mod special_id_tests {
+    use super::*;
+
+    fn with_id(id: Rank) -> Result<Tokenizer> {
+        let specials = vec![("<s>".to_owned(), id)];
+        let vocab = Vocab::from_merges(Vec::new(), &[id])?;
+        Tokenizer::with_special_ids(vocab, Pattern::new("gpt2")?, specials)
+    }
+
+    #[test]
+    fn special_ids_far_beyond_the_vocabulary_are_corrupt() {
+        for id in [u32::MAX, 1 << 31, 256 + 1 + MAX_SPECIAL_GAP as Rank] {
+            assert!(matches!(with_id(id), Err(Error::Corrupt(_))), "id {id}");
+        }
+        // Small gaps (as in cl100k_base) are fine.
+        assert!(with_id(256).is_ok());
+        assert!(with_id(300).is_ok());
+    }
 }

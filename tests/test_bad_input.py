@@ -239,3 +239,36 @@ def test_load_inconsistent_merges(tok, tmp_path):
 def test_load_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         Tokenizer.load(tmp_path / "nope.json")
+
+
+@pytest.mark.parametrize("special_id", [2**32 - 1, 2**31, 2**31 - 1, 50_000_000, 256 + 1 + 2**16])
+@pytest.mark.parametrize("how", ["from_ranks", "from_merges", "from_tokens"])
+def test_special_id_far_beyond_vocab_is_corrupt(special_id, how):
+    core = bytebpe._bytebpe.CoreTokenizer
+    specials = [("<|s|>", special_id)]
+    with pytest.raises(bytebpe.CorruptTokenizerError, match=str(special_id)):
+        if how == "from_ranks":
+            core.from_ranks("gpt2", [(bytes([b]), b) for b in range(256)], specials)
+        elif how == "from_merges":
+            core.from_merges("gpt2", [], specials)
+        else:
+            core.from_tokens("gpt2", [bytes([b]) for b in range(256)], [], specials)
+
+
+def test_special_id_with_a_small_gap_encodes():
+    core = bytebpe._bytebpe.CoreTokenizer.from_ranks(
+        "gpt2", [(bytes([b]), b) for b in range(256)], [("<|s|>", 276)]
+    )
+    assert core.encode("a<|s|>", {"<|s|>"}) == [97, 276]
+
+
+def test_long_pattern_special_token_and_seed_are_refused_before_building():
+    with pytest.raises(PatternError, match=r"20000000 bytes long; at most 65536"):
+        train(["a b"], pattern="a" * 20_000_000)
+    with pytest.raises(ValueError, match=r"100000000 bytes long; at most 4096"):
+        train(["a b"], special_tokens=["x" * 100_000_000])
+    core = bytebpe._bytebpe.CoreTokenizer
+    with pytest.raises(ValueError, match=r"at most 4096"):
+        core.from_merges("gpt2", [], [("x" * 10_000_000, 256)])
+    with pytest.raises(ValueError, match=r"seed_merges\[0\] is 100000 bytes long; .*at most 1024"):
+        train(["a b"], seed_merges=["a" * 100_000])

@@ -22,6 +22,19 @@ def check_optional_int(name: str, value: object, *, minimum: int) -> int | None:
     return None if value is None else check_int(name, value, minimum=minimum)
 
 
+# The most threads any call accepts (the core refuses more too): far above any useful
+# count on one machine, far below what exhausts the OS's thread limits.
+MAX_THREADS = 1024
+
+
+def check_threads(value: object) -> int | None:
+    """`num_threads` as None or an int in 1..MAX_THREADS."""
+    threads = check_optional_int("num_threads", value, minimum=1)
+    if threads is not None and threads > MAX_THREADS:
+        raise ValueError(f"num_threads={threads} is too large: it must be at most {MAX_THREADS}")
+    return threads
+
+
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in choices:
         raise ValueError(f"{name}={value!r}; choose one of {choices}")

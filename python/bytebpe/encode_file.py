@@ -14,7 +14,7 @@ from collections.abc import Sequence, Sized
 
 from bytebpe import arrays
 from bytebpe._bytebpe import CoreTokenizer
-from bytebpe.checks import check_int, check_optional_int, check_str
+from bytebpe.checks import check_int, check_str, check_threads
 from bytebpe.documents import (
     ENCODING,
     ENCODING_ADVICE,
@@ -54,7 +54,7 @@ def write_token_file(
     specials = dict(core.special_tokens)
     _, itemsize = arrays.itemsize_for(core.vocab_size, dtype)
     eot_token = arrays.eot_id(core.vocab_size, specials, eot)
-    threads = check_optional_int("num_threads", num_threads, minimum=1)
+    threads = check_threads(num_threads)
     check_int("batch_size", batch_size, minimum=1)
     items = iter_documents(
         documents, check_str("text_column", text_column), batch_size, what=ENCODING

@@ -18,7 +18,7 @@ from typing import Protocol, TypedDict, TypeVar
 
 from bytebpe import seeds
 from bytebpe._bytebpe import MEMORY_RESERVED, MIN_MEMORY_LIMIT, CoreTokenizer, resolve_pattern
-from bytebpe.checks import check_int, check_optional_int
+from bytebpe.checks import check_int, check_optional_int, check_threads
 from bytebpe.store import RunStore
 
 DEFAULT_PATTERN = "cl100k"
@@ -61,7 +61,7 @@ Options shared by every training entry point (keyword-only):
 - `special_tokens`: texts that get the last ids; their occurrences in training text are
   cut out, not learned.
 - `min_frequency` (default 2): training stops when no pair occurs this often.
-- `num_threads`: parallelism (never changes the result).
+- `num_threads`: parallelism (never changes the result), 1 to 1024 (default: all cores).
 - `max_token_length`: cut pieces longer than this many bytes (counted in the loss
   ledger), so no token is longer.
 - `store`: a path or a `RunStore`: the run is kept in an SQLite file, and calling again
@@ -164,7 +164,7 @@ def build(vocab_size: object, start: CoreTokenizer | None, options: Mapping[str,
         pattern=pattern,
         special_tokens=tuple(specials),
         min_frequency=check_int("min_frequency", options.get("min_frequency", 2), minimum=1),
-        num_threads=check_optional_int("num_threads", options.get("num_threads"), minimum=1),
+        num_threads=check_threads(options.get("num_threads")),
         max_token_length=check_optional_int(
             "max_token_length", options.get("max_token_length"), minimum=1
         ),

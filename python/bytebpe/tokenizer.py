@@ -30,6 +30,7 @@ from bytebpe.checks import (
     check_optional_int,
     check_str,
     check_text,
+    check_threads,
     check_token_id,
     token_list,
 )
@@ -205,7 +206,7 @@ class Tokenizer(Training, FamiliarNames):
         text."""
         return self._core.encode_ordinary_batch(
             self._texts("encode_ordinary_batch", texts),
-            check_optional_int("num_threads", num_threads, minimum=1),
+            check_threads(num_threads),
         )
 
     def encode_batch(
@@ -219,7 +220,7 @@ class Tokenizer(Training, FamiliarNames):
         """Encodes many texts in parallel, each exactly as `encode` (tiktoken's rules:
         a disallowed special token's text raises ValueError naming the text)."""
         texts = self._texts("encode_batch", texts)
-        threads = check_optional_int("num_threads", num_threads, minimum=1)
+        threads = check_threads(num_threads)
         rules = special_policy.policy(self._special_ids, allowed_special, disallowed_special)
         if rules.disallowed:
             for i, text in enumerate(texts):
@@ -258,7 +259,7 @@ class Tokenizer(Training, FamiliarNames):
 
         name, itemsize = arrays.itemsize_for(self.vocab_size, dtype)
         eot_token = arrays.eot_id(self.vocab_size, self._special_ids, eot)
-        threads = check_optional_int("num_threads", num_threads, minimum=1)
+        threads = check_threads(num_threads)
         docs = list(documents.iter_documents(texts, check_str("text_column", text_column),
                                              8192, what=documents.ENCODING))
         flat, offsets = encode_file.flat_tokens(self._core, docs, itemsize, eot_token, threads)

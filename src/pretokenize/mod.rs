@@ -117,8 +117,23 @@ pub struct Pattern {
     regex: Option<fancy_regex::Regex>,
 }
 
+/// The longest pattern accepted (tiktoken's are under 400 bytes); longer ones are
+/// refused before the regex compiler sees them.
+pub const MAX_PATTERN_BYTES: usize = 1 << 16;
+
 impl Pattern {
     pub fn new(name_or_regex: &str) -> Result<Self> {
+        if name_or_regex.len() > MAX_PATTERN_BYTES {
+            // Refused before compiling (and before copying it into the error).
+            let head: String = name_or_regex.chars().take(60).collect();
+            return Err(Error::InvalidPattern {
+                pattern: format!("{head}..."),
+                message: format!(
+                    "the pattern is {} bytes long; at most {MAX_PATTERN_BYTES} bytes",
+                    name_or_regex.len()
+                ),
+            });
+        }
         let source = resolve(name_or_regex).to_owned();
         let builtin = Builtin::of(&source);
         let regex = match builtin {

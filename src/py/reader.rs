@@ -43,6 +43,7 @@ impl DocumentReader {
         chunk_size: usize,
         num_threads: Option<usize>,
     ) -> PyResult<Self> {
+        crate::parallel::checked(num_threads).map_err(to_py)?;
         let delimit = match (documents, separator) {
             ("lines", None) => Delimit::Lines,
             ("files", None) => Delimit::Whole,

@@ -13,6 +13,7 @@ use super::enter::detached_quiet;
 use super::errors::to_py;
 use crate::document::Document;
 use crate::pretokenize::Pattern;
+use crate::tokenizer::MAX_ID;
 use crate::train;
 use crate::vocab::Vocab;
 use crate::{Rank, Tokenizer};
@@ -34,13 +35,17 @@ impl CoreTokenizer {
     }
 
     fn list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        // Only the mergeable ids are cached, so the cache is sized by the vocabulary and
+        // never by an id; special ids (rare in output) get a fresh int.
         let ints = self.ints.get_or_init(|| {
-            // Special ids may leave gaps above the vocabulary: cover the largest id.
-            let specials = self.inner.specials().tokens().iter().map(|&(_, id)| id + 1);
-            let end = specials.max().unwrap_or(0).max(self.inner.vocab().len() as Rank);
+            let end = self.inner.vocab().len() as Rank;
             (0..end).map(|id| id.into_pyobject(py).expect("ints convert").unbind()).collect()
         });
-        PyList::new(py, ids.iter().map(|&id| ints[id as usize].bind(py)))
+        let int = |id: Rank| match ints.get(id as usize) {
+            Some(int) => int.bind(py).clone(),
+            None => id.into_pyobject(py).expect("ints convert"),
+        };
+        PyList::new(py, ids.iter().map(|&id| int(id)))
     }
 }
 
@@ -54,6 +59,13 @@ fn build(
 ) -> PyResult<CoreTokenizer> {
     let pattern = pattern.to_owned();
     detached_quiet(py, move || {
+        // Refuse absurd ids before `make` reserves them (the vocabulary's final size is
+        // checked again by `with_special_ids`).
+        if let Some(&(_, id)) = special_tokens.iter().find(|&&(_, id)| id as usize >= MAX_ID) {
+            return Err(crate::error::Error::Corrupt(format!(
+                "special token id {id} is too large (ids must be below {MAX_ID})"
+            )));
+        }
         let reserved: Vec<Rank> = special_tokens.iter().map(|&(_, id)| id).collect();
         let vocab = make(&reserved)?;
         let tokenizer =
@@ -128,8 +140,9 @@ impl CoreTokenizer {
     }
 
     #[pyo3(signature = (num_threads=None))]
-    fn verify(&self, py: Python<'_>, num_threads: Option<usize>) -> Vec<String> {
-        py.detach(|| self.inner.verify(num_threads))
+    fn verify(&self, py: Python<'_>, num_threads: Option<usize>) -> PyResult<Vec<String>> {
+        crate::parallel::checked(num_threads).map_err(to_py)?;
+        Ok(py.detach(|| self.inner.verify(num_threads)))
     }
 
     #[getter]
@@ -211,6 +224,7 @@ impl CoreTokenizer {
         texts: Vec<PyBackedStr>,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
+        crate::parallel::checked(num_threads).map_err(to_py)?;
         let batch = detached_quiet(py, || {
             let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
             self.inner.encode_ordinary_batch(&texts, num_threads)
@@ -229,6 +243,7 @@ impl CoreTokenizer {
         eot: Option<Rank>,
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        crate::parallel::checked(num_threads).map_err(to_py)?;
         let held = docs.iter().map(|d| held_document(&d)).collect::<PyResult<Vec<_>>>()?;
         let (tokens, offsets) = detached_quiet(py, || {
             let docs: Vec<Document<'_>> = held.iter().map(HeldDocument::document).collect();
@@ -267,6 +282,7 @@ impl CoreTokenizer {
         batch: Vec<Vec<Rank>>,
         num_threads: Option<usize>,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        crate::parallel::checked(num_threads).map_err(to_py)?;
         let decoded = detached_quiet(py, || {
             crate::parallel::pool(num_threads).install(|| {
                 use rayon::prelude::*;

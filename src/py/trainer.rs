@@ -51,6 +51,7 @@ impl WordCounter {
         max_token_length: Option<usize>,
         memory_limit: Option<u64>,
     ) -> PyResult<Self> {
+        crate::parallel::checked(num_threads).map_err(to_py)?;
         let pattern = Pattern::new(pattern).map_err(to_py)?;
         // Ids are assigned after training; only the texts matter while counting.
         let specials = special_tokens.into_iter().map(|t| (t, 0)).collect();

@@ -8,6 +8,7 @@ use rayon::ThreadPool;
 
 use super::budget;
 use crate::error::{Error, Result};
+use crate::parallel;
 
 /// Word bytes -> number of occurrences.
 pub type WordCounts = AHashMap<Vec<u8>, u64>;
@@ -88,7 +89,9 @@ impl WordTable {
     /// The words and counts sorted by bytes (equal tables give equal lists).
     pub fn sorted(&self) -> Vec<(&Vec<u8>, &u64)> {
         let mut words: Vec<(&Vec<u8>, &u64)> = self.shards.iter().flatten().collect();
-        words.par_sort_unstable();
+        // On the project's pool, never Rayon's global one (which a forked child inherits
+        // without its threads).
+        parallel::pool(None).install(|| words.par_sort_unstable());
         words
     }
 
@@ -149,7 +152,7 @@ impl WordTable {
         for shard in self.shards {
             words.extend(shard);
         }
-        words.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        parallel::pool(None).install(|| words.par_sort_unstable_by(|a, b| a.0.cmp(&b.0)));
         words
     }
 }

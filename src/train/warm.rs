@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use crate::encode::encode_piece;
 use crate::error::{Error, Result};
+use crate::parallel;
 use crate::vocab::{Growth, MergeRecord, Vocab};
 use crate::{Rank, Tokenizer};
 
@@ -17,14 +18,17 @@ pub fn segment(words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Vec<(Vec<Rank>, u64
             .map(|(bytes, n)| (bytes.iter().map(|&b| vocab.byte_rank(b)).collect(), n))
             .collect();
     }
-    words
-        .into_par_iter()
-        .map(|(bytes, n)| {
-            let mut ids = Vec::with_capacity(bytes.len());
-            encode_piece(vocab, &bytes, &mut ids);
-            (ids, n)
-        })
-        .collect()
+    // On the project's pool, never Rayon's global one (see `parallel`).
+    parallel::pool(None).install(|| {
+        words
+            .into_par_iter()
+            .map(|(bytes, n)| {
+                let mut ids = Vec::with_capacity(bytes.len());
+                encode_piece(vocab, &bytes, &mut ids);
+                (ids, n)
+            })
+            .collect()
+    })
 }
 
 /// `start` with `merges` appended (new ids skip its special ids) and `new_specials` after
@@ -57,7 +61,18 @@ pub fn with_specials(
 /// encoded, then its tokens are joined left to right, each join a merge with count 0. A
 /// seed that is already a token adds nothing. Each must be one piece of the pattern, or
 /// encoding could never produce it.
+/// The longest seed accepted: a seed of n bytes can make up to n - 1 tokens of up to n
+/// bytes each (quadratic in n), so seeds are short strings (digits, indentation).
+pub const MAX_SEED_BYTES: usize = 1024;
+
 pub fn seed(start: &Tokenizer, seeds: &[Vec<u8>]) -> Result<Tokenizer> {
+    // Checked before anything is built.
+    if let Some((i, seed)) = seeds.iter().enumerate().find(|(_, s)| s.len() > MAX_SEED_BYTES) {
+        return Err(Error::InvalidConfig(format!(
+            "seed_merges[{i}] is {} bytes long; a seed is at most {MAX_SEED_BYTES} bytes",
+            seed.len()
+        )));
+    }
     let mut growth: Growth = start.vocab().growth(&start.special_ids());
     let mut merges = Vec::new();
     for (i, seed) in seeds.iter().enumerate() {
