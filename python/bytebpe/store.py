@@ -21,17 +21,16 @@ ends) keeps two runs from writing one store.
 from __future__ import annotations
 
 import builtins
-import contextlib
 import json
 import os
 import sqlite3
-import sys
 import time
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
+from bytebpe import store_lock
 from bytebpe._bytebpe import WordCounter
 from bytebpe.errors import CorruptTokenizerError, StoreError
 
@@ -187,24 +186,7 @@ def _no_writer(path: str) -> bool:
             return False
     except OSError:
         pass  # no log
-    try:
-        f = open(_lock_path(path))  # noqa: SIM115 -- closed below
-    except FileNotFoundError:
-        return True  # runs create the lock file before anything else
-    except OSError:
-        return False
-    try:
-        if sys.platform == "win32":
-            return False  # a lock file there may be held; read through SQLite's locking
-        import fcntl
-
-        try:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return False  # a run holds it
-        return True
-    finally:
-        f.close()
+    return not store_lock.is_held(path)
 
 
 def _read(conn: sqlite3.Connection, where: str, with_snapshot: bool) -> StoredRun:
@@ -251,7 +233,7 @@ class OpenRun:
         """`start` is a warm start's tokenizer: (its file state as JSON, its tokens)."""
         self.store = store
         self.where = repr(store.path)
-        self._lock = _acquire_lock(store.path)
+        self._lock = store_lock.acquire(store.path)
         try:
             existed = os.path.exists(store.path) and not _is_blank(store.path)
             self.stored = self._open(config, vocab_size, existed, start)
@@ -473,85 +455,3 @@ def _check_same_config(meta: dict[str, str], config: RunConfig, where: str) -> N
                 f"has {key}={wanted}; use another store path (or delete it) to start a new "
                 "run with these settings"
             )
-
-
-class _Lock:
-    """An exclusive lock on `<store>.lock`, held while a run writes the store, removed
-    when it ends. POSIX: `flock` (tied to the open file, so no other descriptor of the
-    process can drop it, unlike `fcntl` locks); Windows: `msvcrt.locking`. A lock file
-    left by a killed run holds no lock and is reused."""
-
-    def __init__(self, f: IO[str], path: str) -> None:
-        self.f = f
-        self.path = path
-
-    def close(self) -> None:
-        # Removed while still held, so a run that opened the file in the meantime sees it
-        # is no longer the lock file (see `_acquire_lock`) and takes a new one.
-        if sys.platform != "win32":
-            with contextlib.suppress(OSError):
-                os.remove(self.path)
-        self.f.close()
-        if sys.platform == "win32":  # an open file cannot be removed there; another run may hold it
-            with contextlib.suppress(OSError):
-                os.remove(self.path)
-
-
-def _try_lock(f: IO[str]) -> bool:
-    if sys.platform == "win32":
-        import msvcrt
-
-        f.seek(0)
-        try:
-            msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
-        except OSError:
-            return False
-        return True
-    import fcntl
-
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False
-    return True
-
-
-def _lock_path(path: str) -> str:
-    """The lock file of the store at `path`, beside the file it names after symlinks are
-    resolved: every path to one store (a symlink to it, or through a linked directory)
-    finds the same lock."""
-    return os.path.realpath(path) + ".lock"
-
-
-def _acquire_lock(path: str) -> _Lock:
-    lock_path = _lock_path(path)
-    while True:
-        try:
-            f = open(lock_path, "a+")  # noqa: SIM115 -- held open for the run, closed by _Lock
-        except OSError as e:
-            raise StoreError(f"cannot create the run store {path!r}: {e}") from None
-        if not _try_lock(f):
-            try:
-                f.seek(0)
-                holder = f.read().strip() or "another process"
-            except OSError:  # Windows: the holder's lock covers what it wrote
-                holder = "another process"
-            f.close()
-            raise StoreError(
-                f"the run store {path!r} is in use by another training run ({holder}); "
-                "wait for it to finish, or use another path"
-            ) from None
-        # The run before may have removed the file between our open and our lock: then
-        # this lock is on a file nobody else will see; start again with the path's file.
-        try:
-            same = os.path.samestat(os.fstat(f.fileno()), os.stat(lock_path))
-        except OSError:
-            same = False
-        if same:
-            break
-        f.close()
-    f.seek(0)
-    f.truncate()
-    f.write(f"pid {os.getpid()}")
-    f.flush()
-    return _Lock(f, lock_path)
