@@ -372,15 +372,24 @@ def encode_piece(ranks: Mapping[bytes, int], piece: bytes) -> list[int]:
     return [ranks[part] for part in parts]
 
 
-def encode_bytes(ranks: Mapping[bytes, int], pattern: str, data: bytes) -> list[int]:
+PieceEncoder = Callable[[bytes], list[int]]
+
+
+def encode_bytes(
+    ranks: Mapping[bytes, int], pattern: str, data: bytes, piece_encoder: PieceEncoder | None = None
+) -> list[int]:
+    """The oracle's pieces, each encoded by `encode_piece` (or by `piece_encoder`: another
+    implementation of the same merge, for pieces too long for this quadratic one)."""
     ids = []
     for piece in pretokenize(data, pattern):
-        ids.extend(encode_piece(ranks, piece))
+        ids.extend(piece_encoder(piece) if piece_encoder else encode_piece(ranks, piece))
     return ids
 
 
-def encode_ordinary(ranks: Mapping[bytes, int], pattern: str, text: str) -> list[int]:
-    return encode_bytes(ranks, pattern, text.encode("utf-8"))
+def encode_ordinary(
+    ranks: Mapping[bytes, int], pattern: str, text: str, piece_encoder: PieceEncoder | None = None
+) -> list[int]:
+    return encode_bytes(ranks, pattern, text.encode("utf-8"), piece_encoder)
 
 
 # --- the memory budget: which words a limited run keeps ---------------------------------------
