@@ -176,13 +176,17 @@ MERGE_RS = Path(__file__).resolve().parent.parent / "src" / "train" / "merge.rs"
 
 @functools.cache
 def parallel_rewrite_docs() -> tuple[str, ...]:
-    """34,000 distinct words " aaa" + 3 letters (every third one twice): the first three
-    merges, (a, a) then " aa" and " aaa", each touch every word; later ones ~1,000."""
-    letters = "bcdefghijklmnopqrstuvwxyzABCDEFGH"  # 33, so 33**3 > 34,000
+    """34,000 distinct words " aaa" + b or c + 3 letters (every third one twice). The
+    first three merges, (a, a) then " aa" and " aaa", touch every word (in parallel); the
+    next two, " aaab" and " aaac", ~17,000 each, through the pair counts and word lists
+    the parallel merges left (a word missing from them would leave a count behind, merged
+    again at once)."""
+    letters = "defghijklmnopqrstuvwxyzABC"
     words = []
     for i in range(34_000):
-        n = i * 7919 % len(letters) ** 3  # spread over the first letter too
-        words.append(" aaa" + "".join(letters[n // len(letters) ** k % len(letters)] for k in range(3)))
+        n = i * 7919 % (2 * 26**3)  # spread over every letter position
+        tail = "".join(letters[n // 26**k % 26] for k in range(3))
+        words.append(" aaa" + "bc"[n // 26**3] + tail)
     words += words[::3]
     return tuple("".join(words[i : i + 1000]) for i in range(0, len(words), 1000))
 
@@ -196,7 +200,7 @@ def test_merges_rewriting_words_in_parallel(num_threads: int) -> None:
     words = R.count_words(docs)
     # The threshold really is crossed: each of the first three merges joins bytes inside
     # " aaa", which every distinct word starts with.
-    assert [m[:2] for m in want[:3]] == [(97, 97), (32, 256), (257, 97)]
+    assert [m[:2] for m in want[:5]] == [(97, 97), (32, 256), (257, 97), (258, 98), (258, 99)]
     assert sum(1 for w in words if w.startswith(b" aaa")) >= PARALLEL_WORDS
     assert_same_merges(train(docs, 262, num_threads=num_threads), want)
 
