@@ -2,7 +2,8 @@
 
 Every fast path in bytebpe must match this file exactly, merge for merge (ids and counts)
 and id for id. It follows the contract in docs/design.md literally and is written to be read, not to be
-fast: each training step recounts every pair of every word. Only the stdlib and the `regex`
+fast: each training step recounts every pair of every word. It also spells out which words
+a run under a memory limit keeps (`BudgetRun`, at the end). Only the stdlib and the `regex`
 module are used.
 
 Regex semantics: bytebpe splits text with the Rust `fancy-regex` crate (regex-syntax
