@@ -270,6 +270,45 @@ def test_a_changed_snapshot_with_its_sum_recomputed_is_caught_by_the_chain(store
     refused(path, "snapshot: its 1 chunks are not the ones the counting row names", load=False)
 
 
+def test_a_schema_that_is_not_utf8_is_refused(stores, tmp_path):
+    # Python's sqlite3 raises UnicodeDecodeError for SQLite's message quoting it.
+    path = tmp_path / "run.sqlite"
+    data = stores["finished"]
+    at = data.index(b"CREATE TABLE meta") + len("CREATE T")
+    path.write_bytes(data[:at] + b"\xcc" + data[at + 1 :])
+    refused(path, r"not a readable run store: malformed database schema \(meta\)")
+
+
+def test_a_damaged_key_index_is_refused_before_anything_is_written(stores, tmp_path):
+    # The index of the ledger's names: reading scans the table, but a resumed run writes
+    # through the index, and SQLite would find the damage only then.
+    path = tmp_path / "run.sqlite"
+    path.write_bytes(stores["finished"])
+    root = value(path, "SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_ledger_1'")
+    page = value(path, "PRAGMA page_size")
+    data = bytearray(path.read_bytes())
+    at = data.index(b"training", (root - 1) * page, root * page)
+    data[at] ^= 0x20
+    path.write_bytes(bytes(data))
+    refused(path, r"is damaged: .*index sqlite_autoindex_ledger_1")
+
+
+def test_sqlite_damage_while_writing_is_told_apart_from_a_full_disk(tmp_path):
+    from bytebpe.store_read import is_damage
+
+    path = tmp_path / "x.sqlite"
+    path.write_bytes(b"not a database" * 100)
+    with pytest.raises(sqlite3.DatabaseError) as damage:
+        sqlite3.connect(path).execute("SELECT 1 FROM sqlite_master")
+    assert is_damage(damage.value)
+    conn = sqlite3.connect(tmp_path / "y.sqlite")
+    conn.execute("CREATE TABLE t (x)")
+    conn.execute("PRAGMA max_page_count = 2")
+    with pytest.raises(sqlite3.DatabaseError) as full:
+        conn.execute("INSERT INTO t VALUES (zeroblob(100000))")
+    assert not is_damage(full.value)
+
+
 def test_a_warm_start_state_is_checked(tmp_path):
     base = train(vocab_size=300)
     path = tmp_path / "run.sqlite"

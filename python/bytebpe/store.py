@@ -35,8 +35,8 @@ from typing import Any
 
 from bytebpe import store_lock
 from bytebpe._bytebpe import WordCounter
-from bytebpe.errors import StoreError
-from bytebpe.store_read import StoredRun, read
+from bytebpe.errors import CorruptTokenizerError, StoreError
+from bytebpe.store_read import SQLITE_ERRORS, StoredRun, is_damage, read, sqlite_message
 from bytebpe.store_rows import (
     FORMAT,
     SCHEMA,
@@ -45,12 +45,16 @@ from bytebpe.store_rows import (
     TokenTable,
     chunk_sum,
     count_value,
+    damaged,
     merge_sum,
     row_sum,
     shown,
 )
 
-__all__ = ["SQLITE_MAGIC", "OpenRun", "RunConfig", "RunStore", "StoredRun", "is_store_file", "read"]
+__all__ = [
+    "SQLITE_ERRORS", "SQLITE_MAGIC", "OpenRun", "RunConfig", "RunStore", "StoredRun",
+    "is_store_file", "read",
+]
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SNAPSHOT_CHUNK = 64 * 1024 * 1024
@@ -164,7 +168,7 @@ class OpenRun:
             with self._transaction():
                 self._put_meta({"vocab_size": str(vocab_size), "complete": "0"})
                 self.conn.execute("DELETE FROM meta WHERE key = 'merges'")
-        except sqlite3.Error as e:
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
         return stored
 
@@ -193,7 +197,7 @@ class OpenRun:
                     (*row, row_sum("counting", *row)),
                 )
                 self._write_ledger()
-        except sqlite3.Error as e:
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
 
     def set_ledger(self, name: str, value: Any) -> None:
@@ -208,7 +212,7 @@ class OpenRun:
             rows = self.conn.execute(
                 "SELECT key, documents, bytes, partial, snapshot, sum FROM blocks"
             ).fetchall()
-        except sqlite3.Error as e:
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
         blocks = {}
         for key, documents, nbytes, partial, snapshot, stored in rows:
@@ -234,7 +238,7 @@ class OpenRun:
                     "INSERT OR REPLACE INTO blocks VALUES (?, ?, ?, ?, ?, ?)",
                     (*row, row_sum("blocks", *row)),
                 )
-        except sqlite3.Error as e:
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
 
     def drop_blocks(self) -> None:
@@ -242,7 +246,7 @@ class OpenRun:
         try:
             with self._transaction():
                 self.conn.execute("DELETE FROM blocks")
-        except sqlite3.Error as e:
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
 
     # ---- merging
@@ -267,7 +271,7 @@ class OpenRun:
         try:
             with self._transaction():
                 self._write_merges()
-        except sqlite3.Error as e:
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
         self._pending.clear()
         self._last_commit = time.monotonic()
@@ -279,7 +283,7 @@ class OpenRun:
             with self._transaction():
                 self._write_merges()
                 self._put_meta({"complete": "1", "merges": str(self._rank)})
-        except sqlite3.Error as e:
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
         self._pending.clear()
 
@@ -313,12 +317,14 @@ class OpenRun:
     def _transaction(self) -> _Transaction:
         return _Transaction(self.conn)
 
-    def _write_error(self, e: sqlite3.Error) -> StoreError:
+    def _write_error(self, e: Exception) -> StoreError | CorruptTokenizerError:
         done = self._rank - len(self._pending) if hasattr(self, "_rank") else 0
+        if is_damage(e):
+            return damaged(self.where, "SQLite, while writing", sqlite_message(e))
         return StoreError(
-            f"cannot write the run store {self.where}: {e}. What was committed before "
-            f"({done} merges) is intact and readable; free space or pick a writable "
-            "location, then run the same call again to resume"
+            f"cannot write the run store {self.where}: {sqlite_message(e)}. What was "
+            f"committed before ({done} merges) is intact and readable; free space or pick "
+            "a writable location, then run the same call again to resume"
         )
 
 
@@ -349,7 +355,7 @@ def _is_blank(path: str) -> bool:
             return bool(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0)
         finally:
             conn.close()
-    except sqlite3.Error:
+    except SQLITE_ERRORS:
         return False
 
 

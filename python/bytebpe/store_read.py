@@ -69,21 +69,45 @@ def read(path: str | os.PathLike[str], *, with_snapshot: bool = True) -> StoredR
         raise FileNotFoundError(f"no run store at {where}")
     try:
         conn = _connect_read_only(os.fspath(path))
-    except sqlite3.Error as e:
-        raise CorruptTokenizerError(f"{where} cannot be opened as a run store: {e}") from None
+    except SQLITE_ERRORS as e:
+        raise CorruptTokenizerError(
+            f"{where} cannot be opened as a run store: {sqlite_message(e)}"
+        ) from None
     try:
         conn.text_factory = builtins.bytes  # text is decoded by the checks, naming the row
         conn.execute("BEGIN")  # one consistent state, also while a run commits
         return _read(conn, where, with_snapshot)
-    except sqlite3.DatabaseError as e:
-        if "readonly" in str(e):
+    except SQLITE_ERRORS as e:
+        if "readonly" in sqlite_message(e):
             raise StoreError(
                 f"{where} is being written (or was left with an uncheckpointed log by a "
                 f"killed run) and its directory is not writable, so it cannot be read: {e}"
             ) from None
-        raise CorruptTokenizerError(f"{where} is not a readable run store: {e}") from None
+        raise CorruptTokenizerError(
+            f"{where} is not a readable run store: {sqlite_message(e)}"
+        ) from None
     finally:
         conn.close()
+
+
+# Python's sqlite3 decodes SQLite's messages as UTF-8; one that quotes a damaged schema
+# is not, and comes as a UnicodeDecodeError instead of an sqlite3.Error.
+SQLITE_ERRORS = (sqlite3.Error, UnicodeDecodeError)
+
+
+def is_damage(e: Exception) -> bool:
+    """True when SQLite found the file damaged (SQLITE_CORRUPT, SQLITE_NOTADB)."""
+    code = getattr(e, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in (11, 26)
+    message = sqlite_message(e)
+    return isinstance(e, UnicodeDecodeError) or "malformed" in message or "not a database" in message
+
+
+def sqlite_message(e: Exception) -> str:
+    if isinstance(e, UnicodeDecodeError) and isinstance(e.object, builtins.bytes):
+        return e.object.decode("utf-8", "replace")
+    return str(e)
 
 
 def _connect_read_only(path: str) -> sqlite3.Connection:
@@ -104,7 +128,7 @@ def _no_writer(path: str) -> bool:
     """True when no training run holds the store's lock and no write-ahead log is pending.
     A run takes the lock before it opens SQLite, so this holds for the whole read unless a
     run starts meanwhile; such a run appends to the log and leaves the main file alone
-    until a checkpoint, and a damaged read is refused by `quick_check`."""
+    until a checkpoint, and a damaged read is refused by `integrity_check`."""
     try:
         if os.path.getsize(path + "-wal") > 0:
             return False
@@ -114,7 +138,10 @@ def _no_writer(path: str) -> bool:
 
 
 def _read(conn: sqlite3.Connection, where: str, with_snapshot: bool) -> StoredRun:
-    check = conn.execute("PRAGMA quick_check").fetchone()[0]
+    # integrity_check, not quick_check: it also compares the key indexes with their tables,
+    # which a resumed run writes through (quick_check passed a store whose first write
+    # then failed as malformed). The big tables have no index, so it costs about the same.
+    check = conn.execute("PRAGMA integrity_check(1)").fetchone()[0]
     if check != b"ok":
         raise CorruptTokenizerError(f"{where} is damaged: {check.decode(errors='replace')}")
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
