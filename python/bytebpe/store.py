@@ -255,15 +255,15 @@ class OpenRun:
         """Queues new merges (each row's sum chained to the one before) and commits when
         due."""
         now = time.time()
+        join, rank, chain, pending = self._tokens.join, self._rank, self._sum, self._pending
         for left, right, token, count in merges:
-            data = self._tokens.join(left, right, token)
+            data = join(left, right, token)
             if isinstance(data, str):
-                raise RuntimeError(f"training made merge {self._rank}, which is invalid: {data}")
-            self._sum = merge_sum(self._sum, self._rank, left, right, token, data, count, 0, now)
-            self._pending.append(
-                (self._rank, left, right, token, data, count_value(count), 0, now, self._sum)
-            )
-            self._rank += 1
+                raise RuntimeError(f"training made merge {rank}, which is invalid: {data}")
+            chain = merge_sum(chain, rank, left, right, token, data, count, 0, now)
+            pending.append((rank, left, right, token, data, count_value(count), 0, now, chain))
+            rank += 1
+            self._rank, self._sum = rank, chain
         if time.monotonic() - self._last_commit >= self.store.commit_every:
             self.commit()
 

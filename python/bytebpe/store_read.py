@@ -19,8 +19,10 @@ from bytebpe import store_lock
 from bytebpe.errors import CorruptTokenizerError, StoreError
 from bytebpe.store_rows import (
     FORMAT,
+    I64,
     META_KEYS,
     TABLES,
+    U32,
     VERSION,
     RowChecker,
     TokenTable,
@@ -259,43 +261,61 @@ def _read_ledger(conn: sqlite3.Connection, run: StoredRun) -> None:
 
 
 def _read_merges(conn: sqlite3.Connection, run: StoredRun) -> None:
-    """The merge log: each row's values, its sum (chained), and its token bytes (the
-    bytes of its parts joined). The ids' order rule is checked where the log is replayed
+    """The merge log: each row's values, its token bytes (the bytes of its parts joined)
+    and its sum (chained). The ids' order rule is checked where the log is replayed
     (`Vocab::extend` when loading, the merge loop when resuming)."""
-    start = RowChecker(run.where, "meta row 'start_state'")
-    tokens = TokenTable.of_start(run.meta.get("start_state"), start)
+    tokens = TokenTable.of_start(
+        run.meta.get("start_state"), RowChecker(run.where, "meta row 'start_state'")
+    )
     chain = 0
-    first = last = None
+    join, merges = tokens.join, run.merges
     rows = conn.execute(
         "SELECT rank, left_id, right_id, token_id, token, count, phase, time, sum "
         "FROM merges ORDER BY rank"
     )
-    for expected, (rank, left, right, token, data, count, phase, when, stored) in enumerate(rows):
-        if rank != expected:
-            raise damaged(run.where, f"merges rank {expected}", "it is missing")
-        check = RowChecker(run.where, f"merges rank {rank}")
-        ids = (check.integer("left_id", left, 2**32), check.integer("right_id", right, 2**32),
-               check.integer("token_id", token, 2**32))
-        value = check.u64("count", count)
-        token_bytes = check.blob("token", data)
-        phase_value, time_value = check.integer("phase", phase), check.real("time", when)
-        joined = tokens.join(*ids)
-        if isinstance(joined, str):
-            raise check.fail(joined)
-        if joined != token_bytes:
-            raise check.fail(
-                "its token bytes are not the bytes of left_id and right_id joined (one of "
-                "the three was changed)"
-            )
-        chain = merge_sum(chain, rank, *ids, token_bytes, value, phase_value, time_value)
-        check.sum(stored, chain, "left_id, right_id, token_id, token, count, phase, time")
-        run.merges.append((*ids, value))
-        first = time_value if first is None else min(first, time_value)
-        last = time_value if last is None else max(last, time_value)
+    for expected, row in enumerate(rows):
+        rank, left, right, token, data, count, phase, when, stored = row
+        # The common case in one expression (this loop is most of a load); anything else
+        # goes through the checks that name the field.
+        if not (
+            rank == expected and type(left) is int and 0 <= left < U32
+            and type(right) is int and 0 <= right < U32 and type(token) is int
+            and 0 <= token < U32 and type(data) is builtins.bytes and type(count) is int
+            and 0 <= count < I64 and type(phase) is int and 0 <= phase < I64
+            and type(when) is float and when - when == 0.0  # finite
+        ):
+            left, right, token, count = _checked_merge(run.where, expected, row)
+        joined = join(left, right, token)
+        chain = merge_sum(chain, rank, left, right, token, data, count, phase, when)
+        if joined != data or chain != stored:
+            check = RowChecker(run.where, f"merges rank {rank}")
+            if joined != data:
+                raise check.fail(joined if isinstance(joined, str) else (
+                    "its token bytes are not the bytes of left_id and right_id joined (one "
+                    "of the three was changed)"
+                ))
+            check.sum(stored, chain, "left_id, right_id, token_id, token, count, phase, time")
+        merges.append((left, right, token, count))
     run.merges_sum = chain
     run.tokens = tokens
-    if first is not None and last is not None:
-        run.merge_times = (first, last)
+    if run.merges:
+        run.merge_times = conn.execute("SELECT min(time), max(time) FROM merges").fetchone()
+
+
+def _checked_merge(where: str, expected: int, row: tuple[Any, ...]) -> tuple[int, int, int, int]:
+    """A merge row's values checked one by one: raises naming the first bad one, or
+    returns (left, right, token, count) (a count from 2**63 is stored as text)."""
+    rank, left, right, token, data, count, phase, when, _ = row
+    if rank != expected:
+        raise damaged(where, f"merges rank {expected}", "it is missing")
+    check = RowChecker(where, f"merges rank {rank}")
+    ids = [check.integer(name, value, U32)
+           for name, value in (("left_id", left), ("right_id", right), ("token_id", token))]
+    check.blob("token", data)
+    value = check.u64("count", count)
+    check.integer("phase", phase)
+    check.real("time", when)
+    return ids[0], ids[1], ids[2], value
 
 
 def _check_whole(run: StoredRun) -> None:

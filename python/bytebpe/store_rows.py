@@ -65,6 +65,7 @@ _FLOAT = struct.Struct("<d")
 # rank, left, right, token, count, phase, time, length of the token's bytes
 _MERGE = struct.Struct("<QIIIQQdQ")
 _CHUNK = struct.Struct("<QQ")
+_pack_merge, _crc32 = _MERGE.pack, zlib.crc32  # bound once: merge_sum runs per merge
 
 
 def damaged(where: str, row: str, what: str) -> CorruptTokenizerError:
@@ -101,8 +102,8 @@ def merge_sum(
     phase: int, time: float,
 ) -> int:
     """A merge row's sum, chained to the sum of the row before (0 before the first)."""
-    head = _MERGE.pack(rank, left, right, token, count, phase, time, len(data))
-    return zlib.crc32(data, zlib.crc32(head, before))
+    return _crc32(data, _crc32(_pack_merge(rank, left, right, token, count, phase, time,
+                                           len(data)), before))
 
 
 def chunk_sum(before: int, chunk: int, data: bytes | memoryview) -> int:
@@ -244,16 +245,20 @@ class TokenTable:
     def join(self, left: int, right: int, token: int) -> bytes | str:
         """The bytes of the merge (left, right) -> token, appended to the table; or what
         is wrong with it (the table unchanged)."""
-        n = len(self.tokens)
-        if not (left < n and right < n and self.tokens[left] and self.tokens[right]):
+        tokens = self.tokens
+        n = len(tokens)
+        parts = (tokens[left], tokens[right]) if left < n and right < n else (b"", b"")
+        if not (parts[0] and parts[1]):  # b"": past the end, or a special token's id
             return f"it joins ids {left} and {right}, but only {n} tokens exist before it"
-        data = self.tokens[left] + self.tokens[right]
-        if token < n:
-            if self.tokens[token] != data:
+        data = parts[0] + parts[1]
+        if token == n:
+            tokens.append(data)
+        elif token < n:
+            if tokens[token] != data:
                 return f"token_id {token} is another token than its parts joined"
-            return data
-        if any(i not in self.reserved for i in range(n, token)):
+        elif all(i in self.reserved for i in range(n, token)):
+            tokens.extend([b""] * (token - n))
+            tokens.append(data)
+        else:
             return f"token_id {token} skips ids; the next new id is {n}"
-        self.tokens.extend([b""] * (token - n))
-        self.tokens.append(data)
         return data
