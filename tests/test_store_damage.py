@@ -22,7 +22,7 @@ from bytebpe.store_rows import row_sum
 DOCS = sample_documents()[:40]
 VOCAB = 350
 MERGES_BEFORE_STOP = 30
-STATES = ("finished", "counting", "counted", "merging")
+STATES = ("finished", "created", "counting", "counted", "merging")
 
 
 class Stop(Exception):
@@ -34,10 +34,18 @@ def train(store_=None, data=DOCS, vocab_size=VOCAB, **kw):
 
 
 def make_store(path, state: str) -> None:
-    """A store as a run leaves it: finished, interrupted while counting, after counting
-    (no merge yet), or after some merges."""
+    """A store as a run leaves it: finished, stopped right after creating it, while
+    counting, after counting (no merge yet), or after some merges."""
     if state == "finished":
         train(RunStore(path))
+        return
+    if state == "created":
+        def stop(*args, **kwargs):
+            raise Stop
+
+        with pytest.MonkeyPatch.context() as mp, pytest.raises(Stop):
+            mp.setattr(store.OpenRun, "checkpoint_counting", stop)
+            train(RunStore(path))
         return
     if state == "counting":
         def stop_midway():
@@ -124,6 +132,8 @@ def undamaged(stores, tmp_path_factory):
 def test_states_are_what_they_say(undamaged, reference):
     tok, _, run = undamaged["finished"]
     assert tok == reference[0] and run["meta"]["complete"] == "1"
+    assert undamaged["created"][2]["fingerprint"] is None
+    assert undamaged["created"][0].vocab_size == 256
     assert undamaged["counting"][2]["counting_finished"] is False
     assert undamaged["counted"][2]["counting_finished"] is True
     assert undamaged["counted"][2]["merges"] == []

@@ -155,19 +155,21 @@ class OpenRun:
             self.conn.text_factory = builtins.bytes  # as the reader's: checks decode text
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
-            if not existed:
-                with self._transaction():
+            # One transaction each way, so a kill never leaves a store without a meta key.
+            progress = {"vocab_size": str(vocab_size), "complete": "0"}
+            with self._transaction():
+                if existed:
+                    self.conn.execute("DELETE FROM meta WHERE key = 'merges'")
+                else:
                     for statement in SCHEMA.split(";"):
                         if statement.strip():
                             self.conn.execute(statement)
                     meta = {"format": FORMAT, "version": str(VERSION), **config.as_meta()}
                     if start:
                         meta["start_state"] = start
+                    stored = StoredRun(meta={**meta, **progress}, where=self.where)
                     self._put_meta(meta)
-                stored = StoredRun(meta=meta, where=self.where)
-            with self._transaction():
-                self._put_meta({"vocab_size": str(vocab_size), "complete": "0"})
-                self.conn.execute("DELETE FROM meta WHERE key = 'merges'")
+                self._put_meta(progress)
         except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
         return stored
