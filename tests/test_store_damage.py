@@ -10,6 +10,7 @@ naming the store or exactly the undamaged result.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import sqlite3
 import struct
@@ -22,7 +23,7 @@ from bytebpe.store_rows import row_sum
 DOCS = sample_documents()[:40]
 VOCAB = 350
 MERGES_BEFORE_STOP = 30
-STATES = ("finished", "created", "counting", "counted", "merging")
+STATES = ("finished", "created", "counting", "counted", "merging", "warm")
 
 
 class Stop(Exception):
@@ -33,11 +34,22 @@ def train(store_=None, data=DOCS, vocab_size=VOCAB, **kw):
     return Tokenizer.train_from_iterator(data, vocab_size, progress=False, store=store_, **kw)
 
 
+@functools.cache
+def warm_base():
+    """The tokenizer the "warm" state extends: its special token's id (300) is reserved,
+    so the new ids skip it."""
+    return train(vocab_size=301, special_tokens=["<|s|>"])
+
+
+def options(state: str) -> dict:
+    return {"base": warm_base()} if state == "warm" else {}
+
+
 def make_store(path, state: str) -> None:
     """A store as a run leaves it: finished, stopped right after creating it, while
     counting, after counting (no merge yet), or after some merges."""
-    if state == "finished":
-        train(RunStore(path))
+    if state in ("finished", "warm"):
+        train(RunStore(path), **options(state))
         return
     if state == "created":
         def stop(*args, **kwargs):
@@ -73,8 +85,8 @@ def make_store(path, state: str) -> None:
             train(RunStore(path))
 
 
-def resume(path):
-    return train(RunStore(path, checkpoint_every=0), buffer_size=5)
+def resume(path, state="finished"):
+    return train(RunStore(path, checkpoint_every=0), buffer_size=5, **options(state))
 
 
 def loaded(path):
@@ -104,8 +116,10 @@ def value(path, query):
 
 @pytest.fixture(scope="module")
 def reference():
-    tok = train()
-    return tok, tok.loss_report()
+    """What an undamaged run gives, by state (each resumes to the plain or warm run)."""
+    plain, warm = train(), train(**options("warm"))
+    return {state: (tok, tok.loss_report()) for state in STATES
+            for tok in [warm if state == "warm" else plain]}
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +145,10 @@ def undamaged(stores, tmp_path_factory):
 
 def test_states_are_what_they_say(undamaged, reference):
     tok, _, run = undamaged["finished"]
-    assert tok == reference[0] and run["meta"]["complete"] == "1"
+    assert tok == reference["finished"][0] and run["meta"]["complete"] == "1"
+    tok, _, run = undamaged["warm"]
+    assert tok == reference["warm"][0] and "start_state" in run["meta"]
+    assert tok.special_tokens == {"<|s|>": 300} and 300 not in {m.token for m in tok.merges()}
     assert undamaged["created"][2]["fingerprint"] is None
     assert undamaged["created"][0].vocab_size == 256
     assert undamaged["counting"][2]["counting_finished"] is False
@@ -458,8 +475,8 @@ def _flip_row_value(path, rng: random.Random) -> bool:
         conn.close()
 
 
-def resumed(path):
-    tok = resume(path)
+def resumed(path, state):
+    tok = resume(path, state)
     return tok, tok.loss_report()
 
 
@@ -488,8 +505,8 @@ def damage_trials(stores, undamaged, reference, tmp_path, state, mode, trials, s
         load = _outcome(loaded, path)
         assert load in ("refused", undamaged[state]), f"{path}: loaded as something else"
         before = path.read_bytes()
-        again = _outcome(resumed, path)
-        assert again in ("refused", reference), f"{path}: resumed as something else"
+        again = _outcome(lambda p: resumed(p, state), path)
+        assert again in ("refused", reference[state]), f"{path}: resumed as something else"
         if again == "refused":
             assert path.read_bytes() == before  # nothing written
         outcomes.append(tuple("refused" if o == "refused" else "same" for o in (load, again)))
