@@ -16,7 +16,7 @@ fn counter() -> WordCounter {
 
 fn options(delimit: Delimit, jsonl: bool, chunk_size: usize) -> ReadOptions {
     let jsonl_field = jsonl.then(|| "text".to_owned());
-    ReadOptions { delimit, jsonl_field, cuts: true, chunk_size, threads: Some(2) }
+    ReadOptions { delimit, jsonl_field, cuts: true, chunk_size, threads: Some(2), hold_bytes: None }
 }
 
 fn text() -> Vec<u8> {

@@ -23,6 +23,10 @@ pub struct ReadOptions {
     pub chunk_size: usize,
     /// Threads for parsing JSON Lines (default: all cores).
     pub threads: Option<usize>,
+    /// Under a memory limit: the most bytes of one document held at once (a document
+    /// with no end and no safe cut in that many bytes is an error, not a buffer that
+    /// grows with it). Also caps the chunk size.
+    pub hold_bytes: Option<usize>,
 }
 
 impl ReadOptions {
@@ -75,8 +79,12 @@ impl DocumentReader {
         Ok(Self::new(name.to_owned(), None, options))
     }
 
-    fn new(name: String, source: Option<Source>, options: ReadOptions) -> Self {
+    fn new(name: String, source: Option<Source>, mut options: ReadOptions) -> Self {
         let cuts = options.cuts && options.jsonl_field.is_none();
+        if let Some(hold) = options.hold_bytes {
+            // Cut (and read) at most that much at a time, or a cut would come too late.
+            options.chunk_size = options.chunk_size.min(hold);
+        }
         let splitter = Splitter::new(options.delimit.clone(), cuts, options.chunk_size);
         Self {
             name,
@@ -136,9 +144,10 @@ impl DocumentReader {
             return (carry, None);
         }
         let mut error = None;
-        if let Some(source) = &mut self.source {
+        if self.source.is_some() {
             let mut buf = vec![0; self.options.chunk_size.max(1)];
             while !self.ended && self.ready.data.len() < target {
+                let source = self.source.as_mut().expect("checked above");
                 match source.read(&mut buf, &self.name, self.offset) {
                     Ok(0) => {
                         self.splitter.finish(&mut self.ready);
@@ -147,6 +156,9 @@ impl DocumentReader {
                     Ok(n) => {
                         self.offset += n as u64;
                         self.splitter.push(&buf[..n], &mut self.ready);
+                        if let Some(e) = self.held_too_long() {
+                            error = Some(e);
+                        }
                     }
                     Err(e) => {
                         // What was split so far is good; a partial document is dropped.
@@ -155,6 +167,9 @@ impl DocumentReader {
                     }
                 }
             }
+        }
+        if error.is_none() {
+            error = self.held_too_long();
         }
         let raw = std::mem::take(&mut self.ready);
         match self.options.jsonl_field.clone() {
@@ -168,6 +183,41 @@ impl DocumentReader {
                 (batch, bad.or(error))
             }
         }
+    }
+
+    /// The error for a document held past `hold_bytes` with no end and no safe cut
+    /// (then the reader is ended and the held bytes dropped), or None.
+    fn held_too_long(&mut self) -> Option<Error> {
+        let limit = self.options.hold_bytes?;
+        let held = self.splitter.pending();
+        if held <= limit {
+            return None;
+        }
+        let (number, emitted) = self.splitter.current();
+        let start = self.offset - held as u64 - emitted;
+        let what = match (&self.options.delimit, self.options.jsonl_field.is_some()) {
+            (_, true) | (Delimit::Lines, _) => format!("line {}", number + 1),
+            _ => format!("document {number}"),
+        };
+        let why = if self.options.delimit == Delimit::Lines || self.options.jsonl_field.is_some() {
+            "a line is held whole".to_owned()
+        } else if self.splitter.cuts() {
+            "a long document is cut only at a line break between two printable ASCII \
+             characters, and it has none there"
+                .to_owned()
+        } else {
+            "documents are cut only under the built-in patterns (gpt2, cl100k, o200k) with no \
+             special token holding a line break, so it is held whole"
+                .to_owned()
+        };
+        self.splitter.abandon();
+        self.ended = true;
+        Some(Error::BadInput(format!(
+            "{}: {what} (from byte {start}) has more than {limit} bytes held at once, the \
+             most memory_limit allows for one document ({why}). Split the input into smaller \
+             documents (documents=\"lines\" or a separator), or raise memory_limit",
+            self.name
+        )))
     }
 
     /// Reads past `n` documents without counting them; returns how many were skipped

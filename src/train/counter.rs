@@ -33,6 +33,9 @@ pub struct WordCounter {
     budget: Option<Budget>,
     /// Bytes of pre-counted words added (`add_word` checkpoints fall on this volume).
     words_added: u64,
+    /// A document failed after some of its words were folded into the table (at an
+    /// in-document checkpoint): the table no longer matches `documents`.
+    partial_document: bool,
 }
 
 impl WordCounter {
@@ -44,6 +47,7 @@ impl WordCounter {
             fingerprint: Fingerprinter::new(EMPTY_FINGERPRINT),
             budget: None,
             words_added: 0,
+            partial_document: false,
         }
     }
 
@@ -80,7 +84,7 @@ impl WordCounter {
     /// True while a document read in chunks is partly counted: its words are in the
     /// table but it is not yet in `documents` (no checkpoint should be taken then).
     pub fn in_document(&self) -> bool {
-        self.fingerprint.in_document()
+        self.fingerprint.in_document() || self.partial_document
     }
 
     /// Serializes the word table (format in `snapshot.rs`).
@@ -91,6 +95,7 @@ impl WordCounter {
     /// Replaces the state with a snapshot and the ledger and fingerprint saved with it.
     pub fn restore(&mut self, snapshot: &[u8], ledger: Ledger, fingerprint: u64) -> Result<()> {
         self.table = snapshot::read(snapshot)?;
+        self.partial_document = false;
         self.ledger = ledger;
         self.fingerprint = Fingerprinter::new(fingerprint);
         Ok(())
@@ -154,30 +159,101 @@ impl WordCounter {
             return self.count_segments(segments, first_index, threads);
         };
         // Cut the batch at checkpoints: after the document whose end reaches the next
-        // multiple of `every` input bytes, wherever batches or segments happen to start.
+        // multiple of `every` input bytes, wherever batches or segments happen to start;
+        // a segment holding an in-document checkpoint is counted on its own.
         let mut start = 0;
         let mut index = first_index;
         while start < segments.len() {
             // Checkpoints fall at document ends, however documents were cut into segments.
             let mut bytes = self.ledger.bytes;
             let mut last_end = bytes - self.fingerprint.open_bytes();
-            let (mut end, mut reached) = (start, false);
+            let (mut end, mut reached, mut long) = (start, false, false);
             while end < segments.len() && !reached {
+                long = spans_a_multiple(&segments[end], every);
+                if long && end > start {
+                    long = false;
+                    break;
+                }
                 bytes += segments[end].data.len() as u64;
                 if segments[end].ends {
                     reached = bytes / every > last_end / every;
                     last_end = bytes;
                 }
                 end += 1;
+                if long {
+                    break;
+                }
             }
             let part = &segments[start..end];
-            self.count_segments(part, index, threads)?;
+            if long {
+                self.count_with_checkpoints(&part[0], index, every, threads)?;
+            } else {
+                self.count_segments(part, index, threads)?;
+            }
             index += part.iter().filter(|s| s.ends).count() as u64;
             if reached {
                 self.checkpoint();
             }
             start = end;
         }
+        Ok(())
+    }
+
+    /// Counts one segment that spans a multiple of `every` bytes of its document, with a
+    /// checkpoint right after each word whose bytes reach such a multiple (start < m <=
+    /// end, in document offsets). Words are the pattern's pieces of the whole document
+    /// (segments are cut only where they stay the same), so these points depend only on
+    /// the document: a long document is pruned inside, whatever its segments. A word
+    /// longer than the budget's `hold_bytes` is refused before it is added. On error the
+    /// document's words counted so far stay in the table, so the counter is marked as
+    /// inside a document (no store checkpoint is taken from it).
+    fn count_with_checkpoints(
+        &mut self,
+        seg: &Segment<'_>,
+        index: u64,
+        every: u64,
+        threads: Option<usize>,
+    ) -> Result<()> {
+        let budget = self.budget.expect("called under a budget");
+        let pool = parallel::pool(threads);
+        let base = seg.data.as_ptr() as usize;
+        let mut partial = Partial::default();
+        let mut ledger = Ledger::default();
+        let (mut too_long, mut folded) = (None, false);
+        let (table, own_ledger) = (&mut self.table, &mut self.ledger);
+        let split = self.words.count_each(seg, index, &mut ledger, |word| {
+            if too_long.is_some() {
+                return;
+            }
+            let start = seg.offset + (word.as_ptr() as usize - base) as u64;
+            let len = word.len() as u64;
+            if len > budget.hold_bytes {
+                too_long = Some((start, len));
+                return;
+            }
+            partial.add_one(word);
+            if (start + len) / every > start / every {
+                table.fold(&pool, vec![std::mem::take(&mut partial)]);
+                checkpoint(table, own_ledger, &budget);
+                folded = true;
+            }
+        });
+        self.partial_document = folded;
+        split.map_err(|e| Error::PatternMatch { document: index, message: e.to_string() })?;
+        if let Some((start, len)) = too_long {
+            return Err(Error::BadInput(format!(
+                "document {index} has a piece of {len} bytes (at byte {start}), longer than \
+                 one word may be under this memory_limit ({} bytes): pass max_token_length \
+                 to cut long pieces, or raise memory_limit",
+                budget.hold_bytes
+            )));
+        }
+        self.partial_document = false;
+        self.table.fold(&pool, vec![partial]);
+        self.ledger.absorb(&ledger);
+        self.ledger.documents += u64::from(seg.ends);
+        self.ledger.bytes += seg.data.len() as u64;
+        self.fingerprint.add(seg);
         Ok(())
     }
 
@@ -256,9 +332,7 @@ impl WordCounter {
     /// At a checkpoint: prunes the table when its estimate is above the high mark.
     fn checkpoint(&mut self) {
         if let Some(b) = self.budget {
-            if self.table.estimate() > b.table_high {
-                self.prune(b.table_low, budget::table_entry);
-            }
+            checkpoint(&mut self.table, &mut self.ledger, &b);
         }
     }
 
@@ -281,22 +355,38 @@ impl WordCounter {
         self.table.cost(&parallel::pool(None), budget::merge_entry)
     }
 
-    /// Prunes the table (see [`WordTable::prune`]), booking what it drops in the ledger
-    /// and giving the freed memory back.
     fn prune(&mut self, target: u64, cost: fn(u64) -> u64) {
-        let Some(Dropped { mass, bytes }) = self.table.prune(&parallel::pool(None), target, cost)
-        else {
-            return;
-        };
-        self.ledger.dropped_word_mass = self.ledger.dropped_word_mass.saturating_add(mass);
-        self.ledger.dropped_bytes = self.ledger.dropped_bytes.saturating_add(bytes);
-        budget::release_free_memory();
+        prune(&mut self.table, &mut self.ledger, target, cost);
     }
 
     /// The counted words, sorted by bytes (a deterministic order for training).
     pub fn into_words(self) -> Vec<(Vec<u8>, u64)> {
         self.table.into_words()
     }
+}
+
+/// True when `seg` spans a multiple of `every` bytes of its document (`offset < m <=
+/// offset + len`): only then can a word in it hold an in-document checkpoint.
+fn spans_a_multiple(seg: &Segment<'_>, every: u64) -> bool {
+    (seg.offset + seg.data.len() as u64) / every > seg.offset / every
+}
+
+/// A checkpoint: prunes the table when its estimate is above the budget's high mark.
+fn checkpoint(table: &mut WordTable, ledger: &mut Ledger, budget: &Budget) {
+    if table.estimate() > budget.table_high {
+        prune(table, ledger, budget.table_low, budget::table_entry);
+    }
+}
+
+/// Prunes the table (see [`WordTable::prune`]), booking what it drops in the ledger and
+/// giving the freed memory back.
+fn prune(table: &mut WordTable, ledger: &mut Ledger, target: u64, cost: fn(u64) -> u64) {
+    let Some(Dropped { mass, bytes }) = table.prune(&parallel::pool(None), target, cost) else {
+        return;
+    };
+    ledger.dropped_word_mass = ledger.dropped_word_mass.saturating_add(mass);
+    ledger.dropped_bytes = ledger.dropped_bytes.saturating_add(bytes);
+    budget::release_free_memory();
 }
 
 #[cfg(test)]
