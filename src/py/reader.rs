@@ -57,8 +57,14 @@ impl DocumentReader {
                 )))
             }
         };
-        let options =
-            ReadOptions { delimit, jsonl_field, cuts, chunk_size, threads: num_threads, hold_bytes };
+        let options = ReadOptions {
+            delimit,
+            jsonl_field,
+            cuts,
+            chunk_size,
+            threads: num_threads,
+            hold_bytes,
+        };
         let reader = match path {
             Some(path) => detached_quiet(py, || read::DocumentReader::open(path, options))?,
             None => read::DocumentReader::fed(name, options).map_err(to_py)?,

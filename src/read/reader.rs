@@ -25,7 +25,7 @@ pub struct ReadOptions {
     pub threads: Option<usize>,
     /// Under a memory limit: the most bytes of one document held at once (a document
     /// with no end and no safe cut in that many bytes is an error, not a buffer that
-    /// grows with it). Also caps the chunk size.
+    /// grows with it). Also caps the chunk size at a quarter of it.
     pub hold_bytes: Option<usize>,
 }
 
@@ -82,8 +82,9 @@ impl DocumentReader {
     fn new(name: String, source: Option<Source>, mut options: ReadOptions) -> Self {
         let cuts = options.cuts && options.jsonl_field.is_none();
         if let Some(hold) = options.hold_bytes {
-            // Cut (and read) at most that much at a time, or a cut would come too late.
-            options.chunk_size = options.chunk_size.min(hold);
+            // Read (and look for a cut) a quarter of that at a time, so a cut comes in
+            // time and a document emitted whole stays near the bound.
+            options.chunk_size = options.chunk_size.min((hold / 4).max(1));
         }
         let splitter = Splitter::new(options.delimit.clone(), cuts, options.chunk_size);
         Self {
@@ -195,27 +196,32 @@ impl DocumentReader {
         }
         let (number, emitted) = self.splitter.current();
         let start = self.offset - held as u64 - emitted;
-        let what = match (&self.options.delimit, self.options.jsonl_field.is_some()) {
-            (_, true) | (Delimit::Lines, _) => format!("line {}", number + 1),
-            _ => format!("document {number}"),
-        };
-        let why = if self.options.delimit == Delimit::Lines || self.options.jsonl_field.is_some() {
-            "a line is held whole".to_owned()
+        let lines = self.options.delimit == Delimit::Lines || self.options.jsonl_field.is_some();
+        let what = if lines {
+            format!("line {} (from byte {start}) is longer than", number + 1)
         } else if self.splitter.cuts() {
-            "a long document is cut only at a line break between two printable ASCII \
-             characters, and it has none there"
-                .to_owned()
+            format!(
+                "document {number} (from byte {start}) has no end and no point where it can be \
+                 cut (a line break between two printable ASCII characters) in more than"
+            )
         } else {
-            "documents are cut only under the built-in patterns (gpt2, cl100k, o200k) with no \
-             special token holding a line break, so it is held whole"
-                .to_owned()
+            format!(
+                "document {number} (from byte {start}) has no end (it cannot be cut: documents \
+                 are cut only under the built-in patterns gpt2, cl100k and o200k, with no \
+                 special token holding a line break) in more than"
+            )
+        };
+        let fix = if lines {
+            "break the line, or raise memory_limit"
+        } else {
+            "split the input into smaller documents (documents=\"lines\", or a separator), or \
+             raise memory_limit"
         };
         self.splitter.abandon();
         self.ended = true;
         Some(Error::BadInput(format!(
-            "{}: {what} (from byte {start}) has more than {limit} bytes held at once, the \
-             most memory_limit allows for one document ({why}). Split the input into smaller \
-             documents (documents=\"lines\" or a separator), or raise memory_limit",
+            "{}: {what} {limit} bytes, the most of one document memory_limit lets a reader \
+             hold at once: {fix}",
             self.name
         )))
     }

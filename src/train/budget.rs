@@ -59,9 +59,11 @@ impl Budget {
             checkpoint_every: step,
             batch_bytes: step,
             merge_bytes: avail / 10 * 9,
-            // A held document costs up to 3x this (the buffer's doubling, then its copy
-            // into a batch): 3/16 of `avail`, inside the room above `table_high`.
-            hold_bytes: avail / 16,
+            // A reader reads a quarter of this at a time, so a document it emits whole is at
+            // most 1.25x this, held in a buffer that grew by doubling (2.5x) and copied
+            // into a batch (1.25x): about 1/8 of `avail`, inside the room above
+            // `table_high`.
+            hold_bytes: avail / 32,
         })
     }
 }
@@ -226,7 +228,10 @@ mod tests {
         assert!(b.table_low < b.table_high && b.table_high < b.merge_bytes);
         assert!(b.merge_bytes + RESERVED <= b.limit);
         assert_eq!(b.batch_bytes, b.checkpoint_every);
-        assert!(b.checkpoint_every <= b.hold_bytes && 3 * b.hold_bytes < b.table_low);
+        assert!(
+            b.checkpoint_every <= b.hold_bytes
+                && 4 * b.hold_bytes <= b.limit - RESERVED - b.table_high
+        );
     }
 
     #[test]

@@ -504,3 +504,126 @@ mod budget_tests {
         assert_eq!(run(37, 2), (snapshot, ledger));
     }
 }
+
+#[cfg(test)]
+mod long_document_tests {
+    use super::*;
+    use crate::read::segments;
+    use crate::read::split::{Batch, Delimit, Splitter};
+
+    /// A budget small enough to prune inside a few kilobytes of text.
+    fn tiny_budget() -> Budget {
+        Budget {
+            limit: 64 << 20,
+            table_high: 40 * budget::table_entry(9),
+            table_low: 20 * budget::table_entry(9),
+            checkpoint_every: 300,
+            batch_bytes: 300,
+            merge_bytes: u64::MAX,
+            hold_bytes: 1 << 20,
+        }
+    }
+
+    fn counter(pattern: &str, budget: Option<Budget>) -> WordCounter {
+        let c = WordCounter::new(Pattern::new(pattern).unwrap(), SpecialTokens::default(), None);
+        match budget {
+            Some(b) => c.with_budget(b),
+            None => c,
+        }
+    }
+
+    /// Lines of distinct words (a safe cut after every line), some repeated.
+    fn long_document() -> Vec<u8> {
+        let mut text = String::new();
+        for i in 0..2000u32 {
+            text.push_str(&format!("w{i:05} the z{} ", i % 7));
+            if i % 5 == 4 {
+                text.push_str("end.\n");
+            }
+        }
+        text.push_str("last");
+        text.into_bytes()
+    }
+
+    fn state(c: &WordCounter) -> (Vec<u8>, Ledger) {
+        (c.snapshot(), c.ledger().clone())
+    }
+
+    #[test]
+    fn long_documents_are_pruned_inside_at_points_fixed_by_the_document() {
+        let doc = long_document();
+        let mut whole = counter("cl100k", Some(tiny_budget()));
+        whole.add_documents(&[Document { data: &doc, is_text: true }], 0, Some(2)).unwrap();
+        let expected = state(&whole);
+        assert!(expected.1.dropped_word_mass > 0, "the budget prunes");
+        for chunk in [3, 64, 1000, 1 << 20] {
+            for threads in [1, 2] {
+                let mut splitter = Splitter::new(Delimit::Whole, true, chunk);
+                let mut batch = Batch::default();
+                for piece in doc.chunks(chunk) {
+                    splitter.push(piece, &mut batch);
+                }
+                splitter.finish(&mut batch);
+                assert_eq!(batch.spans.len() > 1, chunk < doc.len(), "chunk {chunk}");
+                let mut parts = counter("cl100k", Some(tiny_budget()));
+                // One call per segment, and all segments in one call.
+                for seg in segments(&batch) {
+                    parts.add_segments(&[seg], 0, Some(threads)).unwrap();
+                }
+                assert_eq!(state(&parts), expected, "chunk {chunk}, threads {threads}");
+                let mut at_once = counter("cl100k", Some(tiny_budget()));
+                at_once.add_segments(&segments(&batch), 0, Some(threads)).unwrap();
+                assert_eq!(state(&at_once), expected, "chunk {chunk}, threads {threads}");
+            }
+        }
+    }
+
+    #[test]
+    fn without_pruning_a_long_document_counts_exactly() {
+        let doc = long_document();
+        let docs = [Document { data: &doc, is_text: false }];
+        let mut roomy = tiny_budget();
+        roomy.table_high = u64::MAX;
+        for pattern in ["cl100k", r"\w+| ?[^\w\s]+|\s+"] {
+            let mut limited = counter(pattern, Some(roomy));
+            limited.add_documents(&docs, 0, Some(2)).unwrap();
+            let mut exact = counter(pattern, None);
+            exact.add_documents(&docs, 0, Some(2)).unwrap();
+            assert_eq!(state(&limited), state(&exact), "{pattern}");
+            assert_eq!(limited.ledger().dropped_word_mass, 0);
+        }
+    }
+
+    #[test]
+    fn custom_patterns_are_pruned_inside_a_document_too() {
+        let doc = long_document();
+        let mut c = counter(r"\w+|\s+|.", Some(tiny_budget()));
+        c.add_documents(&[Document { data: &doc, is_text: true }], 0, Some(1)).unwrap();
+        assert!(c.ledger().dropped_word_mass > 0);
+        assert!(c.table_bytes() <= tiny_budget().table_high);
+    }
+
+    #[test]
+    fn a_word_longer_than_the_budget_holds_is_refused() {
+        let mut b = tiny_budget();
+        b.hold_bytes = 5000;
+        let mut doc = long_document();
+        let at = doc.len() as u64;
+        doc.extend_from_slice(b" ");
+        doc.extend(std::iter::repeat_n(b'x', 6000));
+        let mut c = counter("cl100k", Some(b));
+        let err = c.add_documents(&[Document { data: &doc, is_text: true }], 7, Some(1));
+        let Err(Error::BadInput(message)) = err else { panic!("{err:?}") };
+        let want = format!("document 7 has a piece of 6001 bytes (at byte {at})");
+        assert!(message.contains(&want), "{message}");
+        // Words of the failed document were folded in at its checkpoints: no store
+        // checkpoint may be taken from this state.
+        assert!(c.in_document());
+        assert_eq!(c.documents(), 0);
+        // A short document with a long word fails before anything is folded in.
+        let mut c = counter("cl100k", Some(b));
+        let long = vec![b'y'; 6000];
+        assert!(c.add_documents(&[Document { data: &long, is_text: true }], 0, Some(1)).is_err());
+        assert!(!c.in_document());
+    }
+}
