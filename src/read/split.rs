@@ -184,10 +184,11 @@ impl Splitter {
 
     /// Emits the current document's bytes up to its last safe cut, if it has one.
     fn cut(&mut self, out: &mut Batch) {
-        // Only bytes known not to start a separator may be emitted; the cut needs the
-        // byte after it too.
-        let last = self.searched.min(self.pending.len().saturating_sub(1));
-        match cut::last_safe_cut(&self.pending, self.cut_searched, last) {
+        // Only bytes known to be in the document (before any separator start) may be
+        // looked at or emitted; a cut needs the byte or two after it too.
+        let known = &self.pending[..self.searched.min(self.pending.len())];
+        let last = known.len().saturating_sub(1);
+        match cut::last_safe_cut(known, self.cut_searched, last) {
             Some(p) => {
                 out.push(&self.pending[..p], false, self.emitted, false);
                 self.emitted += p as u64;
