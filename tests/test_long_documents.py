@@ -93,9 +93,10 @@ def test_dev_zero_is_refused_not_held(tmp_path, documents):
     assert proc.returncode == 0, proc.stderr
     message, peak = proc.stdout.strip().splitlines()
     assert int(peak) <= 64 * MIB + OVERHEAD
-    what = "line 1 (from byte 0) is longer than" if documents == "lines" else (
-        "document 0 (from byte 0) has no end and no point where it can be cut")
-    assert message.startswith(f"/dev/zero: {what}"), message
+    what = "line 1" if documents == "lines" else "document 0"
+    assert message.startswith(f"/dev/zero: {what} (from byte 0) has no end and no point where "
+                              "it can be cut (a line break or a space between printable ASCII "
+                              "characters), and is longer than 524288 bytes"), message
     assert "the most of one document memory_limit lets a reader hold at once" in message
 
 
@@ -167,8 +168,8 @@ def test_a_custom_pattern_long_document_from_a_file_is_refused(tmp_path):
     # its bound that is an error naming the file, the document and where it starts.
     path = tmp_path / "doc.txt"
     path.write_text("short\x00" + text_of(1_500_000), encoding="utf-8")
-    with pytest.raises(InputError, match=r"doc\.txt: document 1 \(from byte 6\) has no end "
-                                         r"\(it cannot be cut: documents are cut only under "
+    with pytest.raises(InputError, match=r"doc\.txt: document 1 \(from byte 6\) has no end, "
+                                         r"and cannot be cut \(documents are cut only under "
                                          r"the built-in patterns"):
         Tokenizer.train_from_files(path, 300, documents="separator", separator="\x00",
                                    pattern=r"\w+|\s+", memory_limit=LIMIT, progress=False)

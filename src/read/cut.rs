@@ -45,9 +45,8 @@ pub fn is_safe_cut(data: &[u8], p: usize) -> bool {
         return false;
     }
     let after_line_break = p >= 2 && printable(data[p - 2]) && data[p - 1] == b'\n';
-    let before_space = printable(data[p - 1])
-        && data[p] == b' '
-        && data.get(p + 1).is_some_and(|&b| printable(b));
+    let before_space =
+        printable(data[p - 1]) && data[p] == b' ' && data.get(p + 1).is_some_and(|&b| printable(b));
     (after_line_break && printable(data[p]) && data[p] != b'/') || before_space
 }
 

@@ -196,20 +196,18 @@ impl DocumentReader {
         }
         let (number, emitted) = self.splitter.current();
         let start = self.offset - held as u64 - emitted;
-        let lines = self.options.delimit == Delimit::Lines || self.options.jsonl_field.is_some();
-        let what = if lines {
-            format!("line {} (from byte {start}) is longer than", number + 1)
+        let jsonl = self.options.jsonl_field.is_some();
+        let lines = jsonl || self.options.delimit == Delimit::Lines;
+        let what =
+            if lines { format!("line {}", number + 1) } else { format!("document {number}") };
+        let why = if jsonl {
+            "is not cut (a JSON line is parsed whole)"
         } else if self.splitter.cuts() {
-            format!(
-                "document {number} (from byte {start}) has no end and no point where it can be \
-                 cut (a line break between two printable ASCII characters) in more than"
-            )
+            "has no end and no point where it can be cut (a line break or a space between \
+             printable ASCII characters)"
         } else {
-            format!(
-                "document {number} (from byte {start}) has no end (it cannot be cut: documents \
-                 are cut only under the built-in patterns gpt2, cl100k and o200k, with no \
-                 special token holding a line break) in more than"
-            )
+            "has no end, and cannot be cut (documents are cut only under the built-in patterns \
+             gpt2, cl100k and o200k, with no special token holding a line break or a space)"
         };
         let fix = if lines {
             "break the line, or raise memory_limit"
@@ -220,8 +218,8 @@ impl DocumentReader {
         self.splitter.abandon();
         self.ended = true;
         Some(Error::BadInput(format!(
-            "{}: {what} {limit} bytes, the most of one document memory_limit lets a reader \
-             hold at once: {fix}",
+            "{}: {what} (from byte {start}) {why}, and is longer than {limit} bytes, the most \
+             of one document memory_limit lets a reader hold at once: {fix}",
             self.name
         )))
     }

@@ -83,8 +83,6 @@ pub struct Splitter {
 
 impl Splitter {
     pub fn new(delimit: Delimit, cuts: bool, chunk_size: usize) -> Self {
-        // A line holds no newline before its end, so it never has a safe cut.
-        let cuts = cuts && delimit != Delimit::Lines;
         Self {
             delimit,
             cuts,
