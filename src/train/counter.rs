@@ -53,9 +53,10 @@ impl WordCounter {
 
     /// Keeps the word table (and later the merge loop) within `budget`: at each
     /// checkpoint (every `budget.checkpoint_every` bytes of input, at the end of the
-    /// document that reaches it) a table estimated above `table_high` loses its rarest
-    /// words. Checkpoints depend only on the documents' order and sizes, so the result
-    /// is the same for any batching or thread count.
+    /// document that reaches it; and inside a document, after the word that reaches each
+    /// multiple of that many bytes of it) a table estimated above `table_high` loses its
+    /// rarest words. Checkpoints depend only on the documents, so the result is the same
+    /// for any batching, segmenting or thread count.
     pub fn with_budget(mut self, budget: Budget) -> Self {
         self.budget = Some(budget);
         self
