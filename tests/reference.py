@@ -547,12 +547,18 @@ def budget_documents(
     docs: Iterable[str | bytes], memory_limit: int, pattern: str = "cl100k"
 ) -> BudgetRun:
     """Documents: a checkpoint at the end of each document whose end takes the bytes of
-    documents read past a multiple of `checkpoint_every`."""
+    documents read past a multiple of `checkpoint_every`, and inside a document after each
+    word whose bytes reach a multiple of `checkpoint_every` bytes of it (start < multiple
+    <= end; the pieces tile the document, no special tokens here)."""
     run = BudgetRun(memory_limit)
     read = 0
     for doc in docs:
+        end = 0
         for piece in pretokenize(doc, pattern):
             run.add(piece, 1)
+            start, end = end, end + len(piece)
+            if end // run.checkpoint_every > start // run.checkpoint_every:
+                run.checkpoint()
         before, read = read, read + len(to_bytes(doc))
         if read // run.checkpoint_every > before // run.checkpoint_every:
             run.checkpoint()

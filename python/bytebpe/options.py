@@ -75,8 +75,10 @@ Options shared by every training entry point (keyword-only):
 - `memory_limit`: bytes, or a string like "2GB", "1.5GiB", "500MB" (at least 64 MiB):
   bounds the peak resident memory of the whole process to the limit plus 16 MiB, counting
   48 MiB for the interpreter and libraries. Word counts stay exact while they fit; past
-  that the rarest words are dropped at fixed points of the input and counted in
-  `loss_report()`. The result depends on the limit and the document order only.
+  that the rarest words are dropped at fixed points of the input (inside a long document
+  too) and counted in `loss_report()`. The result depends on the limit and the document
+  order only. A document a reader cannot cut within the budget, or a word longer than it
+  allows, raises `InputError`; README.md says exactly what is bounded.
 - `progress` (default True): progress bars (tqdm, notebook-aware).
 - `metrics_port`: serve Prometheus metrics of the run (documents and bytes counted,
   merges, vocabulary size, checkpoints, the loss ledger) on 127.0.0.1 at this port while

@@ -149,12 +149,16 @@ class ReadOptions:
     chunk_size: int = DEFAULT_CHUNK_SIZE
     num_threads: int | None = None
 
-    def reader(self, path: str | None, name: str, kind: str, cuts: bool) -> DocumentReader:
-        """A Rust reader of one file (`path`) or of fed chunks (`path=None`)."""
+    def reader(
+        self, path: str | None, name: str, kind: str, cuts: bool, hold_bytes: int | None = None,
+    ) -> DocumentReader:
+        """A Rust reader of one file (`path`) or of fed chunks (`path=None`); under a
+        memory limit it holds at most `hold_bytes` of one document at once."""
         jsonl = kind == "jsonl"
         return DocumentReader(
             path, name, "lines" if jsonl else self.documents, None if jsonl else self.separator,
             self.text_column if jsonl else None, cuts, self.chunk_size, self.num_threads,
+            hold_bytes,
         )
 
 
@@ -207,7 +211,9 @@ class ReaderSource:
 
     def _open(self, counter: WordCounter) -> DocumentReader:
         if self._reader is None:
-            self._reader = self._read.reader(self.name, self.name, self._kind, counter.cuts_allowed)
+            self._reader = self._read.reader(
+                self.name, self.name, self._kind, counter.cuts_allowed, counter.hold_bytes
+            )
         return self._reader
 
     def skip(self, counter: WordCounter, n: int, seed: int) -> tuple[int, int]:
@@ -239,7 +245,9 @@ class StreamSource:
 
     def _open(self, counter: WordCounter) -> DocumentReader:
         if self._reader is None:
-            self._reader = self._read.reader(None, self.name, self._kind, counter.cuts_allowed)
+            self._reader = self._read.reader(
+                None, self.name, self._kind, counter.cuts_allowed, counter.hold_bytes
+            )
         return self._reader
 
     def _feed(self, reader: DocumentReader) -> int:
