@@ -38,9 +38,7 @@ impl Input<'_> {
     /// Up to 4 special tokens with ids, as a file's special_tokens field.
     pub fn specials(&mut self) -> Vec<(String, Rank)> {
         let n = self.byte() % 5;
-        (0..n)
-            .map(|_| (String::from_utf8_lossy(&self.bytes(12)).into_owned(), self.id()))
-            .collect()
+        (0..n).map(|_| (String::from_utf8_lossy(&self.bytes(12)).into_owned(), self.id())).collect()
     }
 }
 

@@ -41,8 +41,9 @@ fuzz_target!(|data: &[u8]| {
         }
         _ => {
             let more = merges(&mut input);
-            let new_specials: Vec<String> =
-                (0..input.byte() % 3).map(|_| String::from_utf8_lossy(&input.bytes(6)).into_owned()).collect();
+            let new_specials: Vec<String> = (0..input.byte() % 3)
+                .map(|_| String::from_utf8_lossy(&input.bytes(6)).into_owned())
+                .collect();
             Tokenizer::build(pattern, specials, |reserved| Vocab::from_merges(log, reserved))
                 .and_then(|start| warm::extend(&start, more, &new_specials))
         }

@@ -16,13 +16,18 @@ fuzz_target!(|data: &[u8]| {
     let pattern = input.pattern();
     let specials = input.specials();
     // Most inputs start from the 256 bytes so that merged tokens get a chance.
-    let mut ranks: Vec<(Vec<u8>, u32)> =
-        if input.byte() % 4 != 0 { (0..=255u8).map(|b| (vec![b], b as u32)).collect() } else { vec![] };
+    let mut ranks: Vec<(Vec<u8>, u32)> = if input.byte() % 4 != 0 {
+        (0..=255u8).map(|b| (vec![b], b as u32)).collect()
+    } else {
+        vec![]
+    };
     for _ in 0..input.byte() % 32 {
         ranks.push((input.bytes(8), input.id()));
     }
     let text = input.data;
-    if let Ok(tok) = Tokenizer::build(pattern, specials, |reserved| Vocab::from_ranks(ranks, reserved)) {
+    if let Ok(tok) =
+        Tokenizer::build(pattern, specials, |reserved| Vocab::from_ranks(ranks, reserved))
+    {
         check(&tok, text);
     }
 });

@@ -55,17 +55,17 @@ class At:
             raise self.expected("an object", value)
         return value
 
-    def list(self, value: object) -> list[Any]:
+    def array(self, value: object) -> list[Any]:
         if not isinstance(value, list):
             raise self.expected("an array", value)
         return value
 
-    def str(self, value: object) -> str:
+    def string(self, value: object) -> str:
         if not isinstance(value, str):
             raise self.expected("a string", value)
         return value
 
-    def int(self, value: object, maximum: int = MAX_ID, minimum: int = 0) -> int:
+    def integer(self, value: object, maximum: int = MAX_ID, minimum: int = 0) -> int:
         """An integer in minimum..maximum (JSON has no other kind of id or count)."""
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.expected("an integer", value)

@@ -82,28 +82,28 @@ def read_state(state: Any, where: str) -> State:
     top = At(where)
     obj = check_header(state, where, FORMAT, VERSION, "bytebpe tokenizer")
     pattern, at = top.field(obj, "pattern")
-    pattern = at.str(pattern)
+    pattern = at.string(pattern)
     value, at = top.field(obj, "special_tokens")
-    specials = [_special(entry, at.item(i)) for i, entry in enumerate(at.list(value))]
+    specials = [_special(entry, at.item(i)) for i, entry in enumerate(at.array(value))]
     value, at = top.field(obj, "tokens")
-    tokens = [_token(entry, at.item(i)) for i, entry in enumerate(at.list(value))]
+    tokens = [_token(entry, at.item(i)) for i, entry in enumerate(at.array(value))]
     value, at = top.field(obj, "merges")
-    merges = [_merge(entry, at.item(i)) for i, entry in enumerate(at.list(value))]
+    merges = [_merge(entry, at.item(i)) for i, entry in enumerate(at.array(value))]
     value, at = top.field(obj, "vocab_size")
-    vocab_size = at.int(value, MAX_ID + 1)
+    vocab_size = at.integer(value, MAX_ID + 1)
     ledger = read_training_ledger(obj.get("ledger"), top.key("ledger"))
     return State(pattern, specials, tokens, merges, vocab_size, ledger)
 
 
 def _special(entry: Any, at: At) -> tuple[str, int]:
-    pair = at.list(entry)
+    pair = at.array(entry)
     if len(pair) != 2:
         raise at.error(f"expected [text, id], got {len(pair)} items")
-    return at.item(0).str(pair[0]), at.item(1).int(pair[1])
+    return at.item(0).string(pair[0]), at.item(1).integer(pair[1])
 
 
 def _token(entry: Any, at: At) -> bytes:
-    text = at.str(entry)
+    text = at.string(entry)
     try:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
@@ -113,11 +113,11 @@ def _token(entry: Any, at: At) -> bytes:
 def _merge(entry: Any, at: At) -> MergeEntry:
     """One merge-log entry: left, right and token ids, and the merge's count (ids are
     checked against each other by the core)."""
-    items = at.list(entry)
+    items = at.array(entry)
     if len(items) != 4:
         raise at.error(f"expected 4 integers [left, right, token, count], got {len(items)}")
-    left, right, token = (at.item(k).int(items[k]) for k in range(3))
-    return (left, right, token, at.item(3).int(items[3], MAX_COUNT))
+    left, right, token = (at.item(k).integer(items[k]) for k in range(3))
+    return (left, right, token, at.item(3).integer(items[3], MAX_COUNT))
 
 
 def from_state(state: Any, where: str, vocab_size: int | None = None) -> Loaded:

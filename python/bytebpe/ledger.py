@@ -69,20 +69,20 @@ def read_training_ledger(value: object, at: At) -> dict[str, Any] | None:
         at.field(ledger, key)
     for key in _COUNTS:
         if key in ledger:
-            at.key(key).int(ledger[key], MAX_COUNT)
+            at.key(key).integer(ledger[key], MAX_COUNT)
     for key in _COUNTS_BY_KIND:
         if key in ledger:
             where = at.key(key)
             for kind, count in where.obj(ledger[key]).items():
-                where.key(kind).int(count, MAX_COUNT)
+                where.key(kind).integer(count, MAX_COUNT)
     if "invalid_utf8_examples" in ledger:
         where = at.key("invalid_utf8_examples")
-        for i, example in enumerate(where.list(ledger["invalid_utf8_examples"])):
+        for i, example in enumerate(where.array(ledger["invalid_utf8_examples"])):
             item = where.item(i)
             fields = item.obj(example)
-            item.key("kind").str(item.field(fields, "kind")[0])
+            item.key("kind").string(item.field(fields, "kind")[0])
             for key in ("document", "offset"):
-                item.key(key).int(item.field(fields, key)[0], MAX_COUNT)
+                item.key(key).integer(item.field(fields, key)[0], MAX_COUNT)
     return ledger
 
 

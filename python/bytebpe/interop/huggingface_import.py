@@ -56,7 +56,7 @@ def _components(node: Any, at: At) -> list[dict[str, Any]]:
         if not name:
             raise at.error("a Sequence without its list of steps")
         inner = at.key(name)
-        return [c for i, sub in enumerate(inner.list(step[name]))
+        return [c for i, sub in enumerate(inner.array(step[name]))
                 for c in _components(sub, inner.item(i))]
     return [step]
 
@@ -204,7 +204,7 @@ def _vocab(model: dict[str, Any], at: At) -> dict[int, str]:
     value, at = at.field(model, "vocab")
     by_id: dict[int, str] = {}
     for text, token in at.obj(value).items():
-        token = at.key(text).int(token)
+        token = at.key(text).integer(token)
         if token in by_id:
             raise at.key(text).error(f"id {token} is also the id of {by_id[token]!r}")
         by_id[token] = text
@@ -215,13 +215,13 @@ def _check_merges(model: dict[str, Any], at: At, vocab: set[str]) -> None:
     """Each merge joins two vocabulary entries into a third (as `tokenizers` requires;
     the import itself goes by rank, and `_check_import` compares the encodings)."""
     at = at.key("merges")
-    for i, merge in enumerate(at.list(model.get("merges", []))):
+    for i, merge in enumerate(at.array(model.get("merges", []))):
         item = at.item(i)
-        parts = item.str(merge).split(" ") if isinstance(merge, str) else item.list(merge)
+        parts = item.string(merge).split(" ") if isinstance(merge, str) else item.array(merge)
         if len(parts) != 2:
             raise item.error(f"expected two tokens ('left right' or [left, right]), "
                              f"got {len(parts)}")
-        left, right = (item.item(k).str(parts[k]) for k in range(2))
+        left, right = (item.item(k).string(parts[k]) for k in range(2))
         for token in (left, right, left + right):
             if token not in vocab:
                 raise item.error(f"{token!r} is not in the vocabulary")
@@ -232,13 +232,13 @@ def _added_tokens(document: dict[str, Any], top: At, by_id: dict[int, str]) -> l
     holds them too (with the same text)."""
     at = top.key("added_tokens")
     specials: list[tuple[str, int]] = []
-    for i, entry in enumerate(at.list(document.get("added_tokens") or [])):
+    for i, entry in enumerate(at.array(document.get("added_tokens") or [])):
         item = at.item(i)
         fields = item.obj(entry)
         value, place = item.field(fields, "content")
-        text = place.str(value)
+        text = place.string(value)
         value, place = item.field(fields, "id")
-        token = place.int(value)
+        token = place.integer(value)
         for flag in ("lstrip", "rstrip", "single_word"):
             if fields.get(flag):
                 raise ValueError(

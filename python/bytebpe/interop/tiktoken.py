@@ -251,12 +251,12 @@ def _read_sidecar(path: str) -> dict[str, Any] | None:
                         SIDECAR_FORMAT, SIDECAR_VERSION, "bytebpe tiktoken sidecar")
     top = At(where)
     value, at = top.field(meta, "pattern")
-    at.str(value)
+    at.string(value)
     value, at = top.field(meta, "special_tokens")
     for text, token in at.obj(value).items():
-        at.key(text).int(token)
+        at.key(text).integer(token)
     value, at = top.field(meta, "ranks_sha256")
-    at.str(value)
+    at.string(value)
     return meta
 
 
