@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let pattern = input.pattern();
     let specials = input.specials();
     // Most inputs start from the 256 bytes so that merged tokens get a chance.
-    let mut ranks: Vec<(Vec<u8>, u32)> = if input.byte() % 4 != 0 {
+    let mut ranks: Vec<(Vec<u8>, u32)> = if !input.byte().is_multiple_of(4) {
         (0..=255u8).map(|b| (vec![b], b as u32)).collect()
     } else {
         vec![]
