@@ -4,6 +4,7 @@ that are not UTF-8 (loaded, saved and trained on)."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 import threading
@@ -155,3 +156,27 @@ def test_a_missing_non_utf8_name_is_named_printably(tmp_path):
         Tokenizer.train_from_files(missing, 270, progress=False)
     assert "\\xff\\xfe" in str(e.value)
     str(e.value).encode("utf-8")
+
+
+@posix_only
+def test_a_non_utf8_parquet_name_is_read(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    plain = tmp_path / "plain.parquet"
+    pq.write_table(pa.table({"text": ["low lower lowest"] * 50}), plain)
+    odd = os.path.join(os.fsencode(tmp_path), NAME + b".parquet")
+    os.replace(plain, odd)
+    assert list(read_files(odd)) == ["low lower lowest"] * 50
+
+
+@posix_only
+def test_process_substitution_in_the_cli(tok, tmp_path):
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    bash = "/bin/bash"
+    if not os.path.exists(bash):
+        pytest.skip("needs bash for <(...)")
+    command = f"{shlex.quote(sys.executable)} -m bytebpe.cli inspect <(cat {shlex.quote(str(path))})"
+    done = subprocess.run([bash, "-c", command], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"vocab_size: {tok.vocab_size:,}" in done.stdout
