@@ -267,4 +267,23 @@ mod special_id_tests {
         assert!(with_id(256).is_ok());
         assert!(with_id(300).is_ok());
     }
+
+    #[test]
+    fn build_refuses_huge_ids_before_making_the_vocabulary() {
+        let specials = vec![("<s>".to_owned(), u32::MAX)];
+        let made = Tokenizer::build("gpt2", specials, |_| panic!("must not be built"));
+        assert!(matches!(made, Err(Error::Corrupt(_))));
+    }
+
+    #[test]
+    fn build_refuses_a_rank_that_is_also_a_special_id() {
+        let ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], b as Rank)).collect();
+        let specials = vec![("<s>".to_owned(), 250)];
+        let made =
+            Tokenizer::build("gpt2", specials, |reserved| Vocab::from_ranks(ranks, reserved));
+        match made {
+            Err(Error::Corrupt(message)) => assert!(message.contains("id 250"), "{message}"),
+            other => panic!("expected Corrupt, got {other:?}"),
+        }
+    }
 }
