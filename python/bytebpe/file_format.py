@@ -86,9 +86,9 @@ def read_state(state: Any, where: str) -> State:
     value, at = top.field(obj, "special_tokens")
     specials = [_special(entry, at.item(i)) for i, entry in enumerate(at.array(value))]
     value, at = top.field(obj, "tokens")
-    tokens = [_token(entry, at.item(i)) for i, entry in enumerate(at.array(value))]
+    tokens = [_token(entry, at, i) for i, entry in enumerate(at.array(value))]
     value, at = top.field(obj, "merges")
-    merges = [_merge(entry, at.item(i)) for i, entry in enumerate(at.array(value))]
+    merges = [_merge(entry, at, i) for i, entry in enumerate(at.array(value))]
     value, at = top.field(obj, "vocab_size")
     vocab_size = at.integer(value, MAX_ID + 1)
     ledger = read_training_ledger(obj.get("ledger"), top.key("ledger"))
@@ -102,22 +102,35 @@ def _special(entry: Any, at: At) -> tuple[str, int]:
     return at.item(0).string(pair[0]), at.item(1).integer(pair[1])
 
 
-def _token(entry: Any, at: At) -> bytes:
-    text = at.string(entry)
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        raise at.error(f"{text[:60]!r} is not base64") from None
+# Tokens and merges are most of a file: each is checked on a fast path first, and an
+# `At` (its path) is made only to word an error.
 
 
-def _merge(entry: Any, at: At) -> MergeEntry:
-    """One merge-log entry: left, right and token ids, and the merge's count (ids are
-    checked against each other by the core)."""
-    items = at.array(entry)
+def _token(entry: Any, at: At, i: int) -> bytes:
+    """tokens[i]: base64 of the token's bytes."""
+    if type(entry) is str:
+        try:
+            return base64.b64decode(entry, validate=True)
+        except (binascii.Error, ValueError):
+            raise at.item(i).error(f"{entry[:60]!r} is not base64") from None
+    raise at.item(i).expected("a string", entry)
+
+
+def _merge(entry: Any, at: At, i: int) -> MergeEntry:
+    """merges[i]: left, right and token ids, and the merge's count (ids are checked
+    against each other by the core)."""
+    if type(entry) is list and len(entry) == 4:
+        left, right, token, count = entry
+        if (type(left) is int and type(right) is int and type(token) is int
+                and type(count) is int and 0 <= left <= MAX_ID and 0 <= right <= MAX_ID
+                and 0 <= token <= MAX_ID and 0 <= count <= MAX_COUNT):
+            return (left, right, token, count)
+    place = at.item(i)
+    items = place.array(entry)
     if len(items) != 4:
-        raise at.error(f"expected 4 integers [left, right, token, count], got {len(items)}")
-    left, right, token = (at.item(k).integer(items[k]) for k in range(3))
-    return (left, right, token, at.item(3).integer(items[3], MAX_COUNT))
+        raise place.error(f"expected 4 integers [left, right, token, count], got {len(items)}")
+    left, right, token = (place.item(k).integer(items[k]) for k in range(3))
+    return (left, right, token, place.item(3).integer(items[3], MAX_COUNT))
 
 
 def from_state(state: Any, where: str, vocab_size: int | None = None) -> Loaded:
