@@ -348,3 +348,22 @@ def test_sha256_helper_matches_the_file(tok, tmp_path):
     assert json.loads(path.read_text())["sha256"] == hashlib.sha256(
         json.dumps({k: v for k, v in state.items() if k != "sha256"}, sort_keys=True,
                    separators=(",", ":"), ensure_ascii=True).encode("ascii")).hexdigest()
+
+
+def test_what_is_not_the_file_s_fault_keeps_its_type(tok, tmp_path, monkeypatch):
+    from bytebpe.interop import huggingface_import
+
+    path = tmp_path / "tokenizer.json"
+    tok.save_huggingface(path)
+
+    def missing() -> None:
+        raise ImportError("Hugging Face tokenizers is not installed; `pip install tokenizers`")
+
+    monkeypatch.setattr(huggingface_import, "tokenizers_module", missing)
+    with pytest.raises(ImportError, match="pip install tokenizers"):
+        Tokenizer.from_huggingface(path)
+    small = tmp_path / "tok.json"
+    tok.save(small)
+    with pytest.raises(ValueError, match="vocab_size=256 is too small") as e:
+        Tokenizer.load(small, vocab_size=256)
+    assert not isinstance(e.value, CorruptTokenizerError)

@@ -99,10 +99,11 @@ def reading(where: str) -> Iterator[None]:
     """Whatever goes wrong while a file is turned into a tokenizer is CorruptTokenizerError
     naming the file (the original as `__cause__`), except what is not the file's fault: an
     OS error (missing file, permission; it names the path), a bad argument
-    (`ArgumentError`), running out of memory, and interrupts."""
+    (`ArgumentError`), a missing optional package (ImportError), running out of memory,
+    and interrupts."""
     try:
         yield
-    except (OSError, ArgumentError, MemoryError):
+    except (OSError, ArgumentError, ImportError, MemoryError):
         raise
     except CorruptTokenizerError as e:
         if where in str(e):
