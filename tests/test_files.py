@@ -8,9 +8,13 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import multiprocessing
 import os
 import random
 import re
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -356,16 +360,56 @@ def test_missing_files_and_globs(tmp_path):
         Tokenizer.train_from_files([], VOCAB, progress=False)
 
 
+def _train_merges(path: str) -> list[tuple[int, int, int, int]]:
+    return [tuple(m) for m in Tokenizer.train_from_files(path, VOCAB, progress=False).merges()]
+
+
+def _drop_root() -> None:
+    """Becomes 'nobody' (a forked child's first step when the tests run as root)."""
+    import pwd  # POSIX only
+
+    try:
+        nobody = pwd.getpwnam("nobody")
+        uid, gid = nobody.pw_uid, nobody.pw_gid
+    except KeyError:
+        uid = gid = 65534
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+
+
+def _call_unprivileged(fn, *args):
+    """`fn(*args)` without root's right to read any file: as root (as in CI) in a forked
+    child that drops to 'nobody' first, with a timeout; otherwise in this process."""
+    if os.geteuid() != 0:
+        return fn(*args)
+    pool = multiprocessing.get_context("fork").Pool(1, initializer=_drop_root)
+    try:
+        return pool.apply_async(fn, args).get(timeout=60)
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
 def test_unreadable_files(tmp_path):
     with pytest.raises(IsADirectoryError, match=re.escape(str(tmp_path))):
         Tokenizer.train_from_files(tmp_path, VOCAB, progress=False)
-    if os.geteuid() == 0:
-        pytest.skip("root reads files without read permission")
-    path = tmp_path / "secret.txt"
-    path.write_text("x\n")
-    path.chmod(0)
-    with pytest.raises(PermissionError, match="secret.txt"):
-        Tokenizer.train_from_files(path, VOCAB, progress=False)
+    # A directory anyone may enter (pytest's own is private to its user): the file's mode,
+    # not the way to it, is what refuses the read.
+    folder = Path(tempfile.mkdtemp(prefix="bytebpe-modes-"))
+    try:
+        folder.chmod(0o755)
+        readable, secret = folder / "readable.txt", folder / "secret.txt"
+        for path in (readable, secret):
+            path.write_text("x y x y\n")
+        readable.chmod(0o644)
+        secret.chmod(0)
+        assert _call_unprivileged(_train_merges, str(readable)) == _train_merges(str(readable))
+        with pytest.raises(PermissionError, match="secret.txt"):
+            _call_unprivileged(_train_merges, str(secret))
+    finally:
+        shutil.rmtree(folder)
 
 
 @pytest.mark.parametrize(("line", "message"), [

@@ -171,9 +171,13 @@ def _build(
 
 
 def full_log(merges: Sequence[MergeEntry], tokens: list[bytes]) -> bool:
-    """Whether the merge log made every token but the 256 bytes (empty tokens are the
-    ids of special tokens among the merged ones)."""
-    return len({m[2] for m in merges}) == sum(1 for t in tokens if t) - 256
+    """Whether the merge log made every token but the 256 bytes: the tokens it names, in
+    the order they first appear, are every non-empty id from 256 up (empty tokens are the
+    ids of special tokens among the merged ones; a later merge naming a token already
+    made reused its id). Counting the distinct tokens is not enough: a log extending an
+    imported vocabulary may reuse one of the imported ids (an unreachable token)."""
+    made = list(dict.fromkeys(m[2] for m in merges))
+    return made == [i for i, t in enumerate(tokens) if t and i >= 256]
 
 
 def fitting_prefix(

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import sqlite3
 from typing import Any
 
 from bytebpe import loading, store
@@ -66,27 +65,10 @@ def _store_facts(path: str) -> dict[str, Any]:
                      "finished": run.counting_finished},
         "merges_logged": len(run.merges),
     }
-    facts.update(_merge_times(path))
+    if run.merge_times is not None:
+        first, last = run.merge_times
+        facts.update(first_merge=_when(first), last_merge=_when(last),
+                     merge_seconds=round(last - first, 3))
+        if run.counting_updated is not None:
+            facts["counting_updated"] = _when(run.counting_updated)
     return facts
-
-
-def _merge_times(path: str) -> dict[str, Any]:
-    """When the first and last merges were committed (read-only; the store's schema
-    names them `time`, seconds since the epoch). Empty if the store has no such column."""
-    try:
-        conn = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
-        try:
-            first, last, n = conn.execute(
-                "SELECT min(time), max(time), count(*) FROM merges").fetchone()
-            updated = conn.execute("SELECT updated FROM counting").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return {}
-    if not n:
-        return {}
-    out: dict[str, Any] = {"first_merge": _when(first), "last_merge": _when(last),
-                           "merge_seconds": round(last - first, 3)}
-    if updated is not None:
-        out["counting_updated"] = _when(updated[0])
-    return out

@@ -29,7 +29,7 @@ from typing import Any
 from bytebpe import Tokenizer, loading
 from bytebpe.errors import CorruptTokenizerError
 from bytebpe.serve import version as versions
-from bytebpe.store import is_store_file
+from bytebpe.store import SQLITE_ERRORS, is_store_file
 
 KINDS = ("store", "bytebpe", "huggingface", "tiktoken")
 
@@ -145,12 +145,12 @@ def _store_key(path: str) -> Any:
     try:
         conn = sqlite3.connect("file:" + os.path.abspath(path) + "?mode=ro", uri=True,
                               isolation_level=None)
-    except sqlite3.Error as e:
+    except SQLITE_ERRORS as e:
         return ("unopenable", str(e))
     try:
         (merges,) = conn.execute("SELECT coalesce(max(rank) + 1, 0) FROM merges").fetchone()
         return ("merges", merges)
-    except sqlite3.Error as e:
+    except SQLITE_ERRORS as e:  # a damaged store is reloaded, and refused, by the loader
         return ("unreadable", str(e))
     finally:
         conn.close()
