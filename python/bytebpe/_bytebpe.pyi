@@ -1,5 +1,6 @@
 """Type stubs for the private native module (src/py/). Use `bytebpe.Tokenizer` instead."""
 
+import os
 from collections.abc import Callable, Sequence
 from typing import final
 
@@ -152,7 +153,7 @@ class WordCounter:
 class DocumentReader:
     def __new__(
         cls,
-        path: str | None,
+        path: str | bytes | os.PathLike[str] | os.PathLike[bytes] | None,
         name: str,
         documents: str,
         separator: bytes | None,

@@ -36,7 +36,7 @@ impl DocumentReader {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        path: Option<&str>,
+        path: Option<std::path::PathBuf>,
         name: &str,
         documents: &str,
         separator: Option<Vec<u8>>,

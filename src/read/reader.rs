@@ -67,10 +67,11 @@ pub struct DocumentReader {
 
 impl DocumentReader {
     /// A reader of the file at `path`, decompressed by its extension.
-    pub fn open(path: &str, options: ReadOptions) -> Result<Self> {
+    pub fn open(path: impl AsRef<std::path::Path>, options: ReadOptions) -> Result<Self> {
         options.check()?;
+        let path = path.as_ref();
         let source = Source::open(path)?;
-        Ok(Self::new(path.to_owned(), Some(source), options))
+        Ok(Self::new(path.to_string_lossy().into_owned(), Some(source), options))
     }
 
     /// A reader of bytes given by `feed`, up to `finish`.

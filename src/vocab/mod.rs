@@ -144,8 +144,15 @@ impl Vocab {
     /// run from 0 without gaps, except at `reserved` ids (special tokens), which are holes.
     pub fn from_ranks(mut ranks: Vec<(Vec<u8>, Rank)>, reserved: &[Rank]) -> Result<Self> {
         ranks.sort_unstable_by_key(|&(_, id)| id);
+        let mut special_ids = reserved.to_vec();
+        special_ids.sort_unstable();
         let mut tokens: Vec<Vec<u8>> = Vec::with_capacity(ranks.len());
         for (bytes, id) in ranks {
+            if special_ids.binary_search(&id).is_ok() {
+                return Err(Error::Corrupt(format!(
+                    "id {id} is the rank of a token and also a special token's id"
+                )));
+            }
             let expected = next_free(tokens.len(), reserved);
             if id as usize != expected {
                 return Err(Error::Corrupt(format!(
