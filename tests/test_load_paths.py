@@ -124,6 +124,17 @@ def test_a_non_utf8_name_loads_and_saves(tok, tmp_path):
 
 
 @posix_only
+@pytest.mark.parametrize("name", [NAME + b".sqlite", b"a?b#c%20.sqlite"])
+def test_a_store_with_a_non_utf8_or_uri_like_name(tmp_path, name):
+    # Read-only opens go through an SQLite URI: the name must reach it byte for byte.
+    path = os.path.join(os.fsencode(tmp_path), name)
+    texts = ["hello world, low lower lowest"] * 20
+    trained = Tokenizer.train_from_iterator(texts, 270, store=os.fsdecode(path), progress=False)
+    assert Tokenizer.load(path) == Tokenizer.load(os.fsdecode(path)) == trained
+    assert sorted(os.listdir(os.fsencode(tmp_path))) == [name]  # nothing else opened or made
+
+
+@posix_only
 def test_a_damaged_non_utf8_file_is_named_printably(tmp_path):
     path = os.path.join(os.fsencode(tmp_path), NAME + b".json")
     with open(path, "wb") as f:

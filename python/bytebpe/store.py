@@ -36,7 +36,14 @@ from typing import Any
 from bytebpe import store_lock
 from bytebpe._bytebpe import WordCounter
 from bytebpe.errors import CorruptTokenizerError, StoreError
-from bytebpe.store_read import SQLITE_ERRORS, StoredRun, is_damage, read, sqlite_message
+from bytebpe.store_read import (
+    SQLITE_ERRORS,
+    StoredRun,
+    is_damage,
+    read,
+    read_only_uri,
+    sqlite_message,
+)
 from bytebpe.store_rows import (
     FORMAT,
     SCHEMA,
@@ -352,7 +359,7 @@ def _is_blank(path: str) -> bool:
     if not is_store_file(path):
         return False
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(read_only_uri(path), uri=True)
         try:
             return bool(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0)
         finally:

@@ -120,10 +120,16 @@ def _connect_read_only(path: str) -> sqlite3.Connection:
     read-only directory works too). Otherwise (a run writes it now, or a killed run left a
     log whose commits only SQLite's WAL reader sees) it is opened `mode=ro`, which must
     share the writer's `-shm` file and reads every committed transaction."""
-    uri = "file:" + urllib.parse.quote(os.path.abspath(path))
     if _no_writer(path):
-        return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True)
-    return sqlite3.connect(uri + "?mode=ro", uri=True)
+        return sqlite3.connect(read_only_uri(path, immutable=True), uri=True)
+    return sqlite3.connect(read_only_uri(path), uri=True)
+
+
+def read_only_uri(path: str | os.PathLike[str], *, immutable: bool = False) -> str:
+    """An SQLite URI that opens `path` read-only. The name is percent-encoded from its
+    bytes, so `?`, `#`, `%` and names that are not UTF-8 open the file they name."""
+    name = urllib.parse.quote(os.fsencode(os.path.abspath(path)))
+    return f"file:{name}?mode=ro" + ("&immutable=1" if immutable else "")
 
 
 def _no_writer(path: str) -> bool:

@@ -30,6 +30,7 @@ from bytebpe import Tokenizer, loading
 from bytebpe.errors import CorruptTokenizerError
 from bytebpe.serve import version as versions
 from bytebpe.store import SQLITE_ERRORS, is_store_file
+from bytebpe.store_read import read_only_uri
 
 KINDS = ("store", "bytebpe", "huggingface", "tiktoken")
 
@@ -143,8 +144,7 @@ def _store_key(path: str) -> Any:
     malformed"). A connection that lives for one query does not outlive the files.
     """
     try:
-        conn = sqlite3.connect("file:" + os.path.abspath(path) + "?mode=ro", uri=True,
-                              isolation_level=None)
+        conn = sqlite3.connect(read_only_uri(path), uri=True, isolation_level=None)
     except SQLITE_ERRORS as e:
         return ("unopenable", str(e))
     try:
