@@ -1,6 +1,6 @@
 //! Counting and the merge loop on documents, for profiling (callgrind counts instructions
 //! reliably on a shared machine) and for checking that a change keeps every merge: it
-//! prints a hash of the merged tokens.
+//! prints a hash of the tokens and one of the merge records (left, right, token, count).
 //!
 //! ```text
 //! cargo run --release --example train_profile -- DOCS [VOCAB_SIZE] [THREADS]
