@@ -1,6 +1,6 @@
 //! Counting and the merge loop on documents, for profiling (callgrind counts instructions
 //! reliably on a shared machine) and for checking that a change keeps every merge: it
-//! prints a hash of the merged tokens.
+//! prints a hash of the tokens and one of the merge records (left, right, token, count).
 //!
 //! ```text
 //! cargo run --release --example train_profile -- DOCS [VOCAB_SIZE] [THREADS]
@@ -35,8 +35,14 @@ fn main() {
     let merged = t1.elapsed().as_secs_f64();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     tok.vocab().tokens().hash(&mut hasher);
+    let tokens_hash = hasher.finish();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for m in tok.vocab().merges() {
+        (m.left, m.right, m.token, m.count).hash(&mut hasher);
+    }
     println!(
-        "{} MB, counting {counted:.3} s, merging {merged:.3} s, vocab {}, tokens hash {:016x}",
+        "{} MB, counting {counted:.3} s, merging {merged:.3} s, vocab {}, tokens hash \
+         {tokens_hash:016x}, merges hash {:016x}",
         data.len() as f64 / 1e6,
         tok.vocab_size(),
         hasher.finish()

@@ -1,21 +1,23 @@
 //! The merge loop: incremental BPE over counted words.
 //!
-//! Pair counts live in a hash map; a d-ary max-heap holds candidates keyed by (count,
-//! reversed pair bytes) so the pop order is exactly the contract's (highest count, then
-//! the lexicographically smallest (left bytes, right bytes)). Heap entries are lazy: a
-//! popped entry whose count is stale is re-queued with the current count. For each pair
-//! we keep the words it occurs in, so a merge touches only those words.
+//! Words live in one flat arena ([`WordArena`]); pair counts and the words each pair
+//! occurs in live in flat arrays keyed by dense pair ids ([`PairIndex`]), so a merge
+//! touches only the words that have the pair. A d-ary max-heap holds candidates keyed by
+//! (count, reversed pair bytes) so the pop order is exactly the contract's (highest count,
+//! then the lexicographically smallest (left bytes, right bytes)). Heap entries are lazy:
+//! a popped entry whose count is stale is re-queued with the current count.
 
 use std::cmp::Ordering;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use ahash::AHashMap;
 use dary_heap::OctonaryHeap;
 use rayon::prelude::*;
 
+use super::arena::WordArena;
 use super::candidate::Candidate;
-use super::rewrite::{rewrite, Delta, Pair, Word};
+use super::pairs::PairIndex;
+use super::rewrite::{rewrite, Pair, Rewritten};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::vocab::{Growth, MergeRecord};
@@ -51,20 +53,22 @@ const REPORT_EVERY: Duration = Duration::from_millis(100);
 
 /// The state of a training run.
 struct Merger {
-    /// Each distinct word as token ids.
-    words: Vec<Word>,
+    /// Each distinct word as token ids, rewritten in place.
+    words: WordArena,
     /// How often each word occurs.
     word_counts: Vec<u64>,
     /// The tokens so far. Their bytes are shared with heap entries, which compare by bytes.
     growth: Tokens,
-    /// The current count of every pair that occurs.
-    pair_counts: AHashMap<Pair, u64>,
-    /// Words each pair occurs in (may hold words that no longer have it).
-    pair_words: AHashMap<Pair, Vec<u32>>,
+    /// Every present pair's count and the words it occurs in.
+    pairs: PairIndex,
     /// Candidates to merge (lazy: an entry's count may be stale, see `pop_best`).
     heap: OctonaryHeap<Candidate>,
     /// Threads for rewriting words in large merges.
     threads: usize,
+    /// The rewrite of the current merge (buffers kept from merge to merge).
+    rewritten: Rewritten,
+    /// The pairs a merge took to zero and the pairs it raised (kept from merge to merge).
+    scratch: (Vec<(Pair, u32)>, Vec<Pair>),
 }
 
 /// Trains on `words` (token ids of `growth`, count), growing `growth`. Returns it grown
@@ -81,7 +85,7 @@ pub fn train(
     observe: &mut Observer<'_>,
 ) -> Result<(Tokens, Vec<MergeRecord>)> {
     let threads = stop.threads.unwrap_or_else(parallel::default_threads);
-    let mut merger = Merger::new(words, growth, threads);
+    let mut merger = Merger::new(words, growth, threads)?;
     merger.count_pairs(&mut |created| observe(Progress { created, new_merges: &[] }))?;
     let mut merges = Vec::new();
     let mut created = 0;
@@ -130,29 +134,29 @@ pub fn train(
 }
 
 impl Merger {
-    fn new(words: Vec<(Vec<Rank>, u64)>, growth: Tokens, threads: usize) -> Self {
-        let (words, word_counts) = words.into_iter().map(|(w, n)| (Word::from_vec(w), n)).unzip();
-        Self {
+    fn new(words: Vec<(Vec<Rank>, u64)>, growth: Tokens, threads: usize) -> Result<Self> {
+        let (words, word_counts) = WordArena::new(words)?;
+        Ok(Self {
             words,
             word_counts,
             growth,
-            pair_counts: AHashMap::new(),
-            pair_words: AHashMap::new(),
+            pairs: PairIndex::default(),
             heap: OctonaryHeap::new(),
             threads: threads.max(1),
-        }
+            rewritten: Rewritten::default(),
+            scratch: Default::default(),
+        })
     }
 
     fn count_pairs(&mut self, observe: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
         let mut last_report = Instant::now();
-        for (w, word) in self.words.iter().enumerate() {
-            let n = self.word_counts[w];
-            for pair in word.windows(2) {
+        for w in 0..self.words.len() as u32 {
+            let n = self.word_counts[w as usize];
+            for pair in self.words.word(w).windows(2) {
                 let pair = (pair[0], pair[1]);
-                add_count(&mut self.pair_counts, &self.growth, pair, n)?;
-                let list = self.pair_words.entry(pair).or_default();
-                if list.last() != Some(&(w as u32)) {
-                    list.push(w as u32);
+                let id = self.pairs.id_or_insert(pair);
+                if !self.pairs.gain(id, n, w) {
+                    return Err(self.overflow(pair));
                 }
             }
             if w % 4096 == 0 && last_report.elapsed() >= REPORT_EVERY {
@@ -160,11 +164,18 @@ impl Merger {
                 last_report = Instant::now();
             }
         }
-        let pairs: Vec<(Pair, u64)> = self.pair_counts.iter().map(|(&p, &c)| (p, c)).collect();
+        let pairs: Vec<(Pair, u64)> = self.pairs.counts().collect();
         for (pair, count) in pairs {
             self.push(pair, count);
         }
         Ok(())
+    }
+
+    fn overflow(&self, pair: Pair) -> Error {
+        Error::CountOverflow {
+            left: self.growth.bytes(pair.0).to_vec(),
+            right: self.growth.bytes(pair.1).to_vec(),
+        }
     }
 
     fn push(&mut self, pair: Pair, count: u64) {
@@ -180,7 +191,7 @@ impl Merger {
     /// fall otherwise). So an entry whose count is current is the true maximum.
     fn pop_best(&mut self) -> Option<(Pair, u64)> {
         while let Some(top) = self.heap.pop() {
-            let current = self.pair_counts.get(&top.pair).copied().unwrap_or(0);
+            let current = self.pairs.count_of(top.pair);
             match current.cmp(&top.count) {
                 Ordering::Equal => return Some((top.pair, current)),
                 Ordering::Less if current > 0 => self.push(top.pair, current),
@@ -195,69 +206,84 @@ impl Merger {
     /// overlap, and updates the pair counts by the exact difference.
     ///
     /// Words are rewritten in parallel chunks when there are many (early merges touch
-    /// most words); each chunk sums its count changes per pair, and the sums are applied
-    /// once. Sums do not depend on the chunking, and word lists are sorted before use, so
-    /// the result is the same for any thread count.
+    /// most words); the chunks' results are applied in word order, so the result is the
+    /// same for any thread count. All losses are applied before any gain, so a count
+    /// passes u64 during the gains only if its final value does.
     fn merge(&mut self, pair: Pair, token: Rank) -> Result<()> {
-        let mut word_ids = self.pair_words.remove(&pair).unwrap_or_default();
-        word_ids.sort_unstable();
+        let Some(merged_id) = self.pairs.id(pair) else {
+            return Err(Error::Corrupt(format!("the pair {pair:?} to merge is not counted")));
+        };
+        let mut word_ids = self.pairs.take_words(merged_id);
+        // A list is appended in word order by each merge that adds to it, so many lists
+        // (all those one merge made) are sorted already.
+        if !word_ids.windows(2).all(|p| p[0] <= p[1]) {
+            word_ids.sort_unstable();
+        }
         word_ids.dedup();
-        let mut taken: Vec<(u32, Word)> =
-            word_ids.iter().map(|&w| (w, std::mem::take(&mut self.words[w as usize]))).collect();
-        let counts = &self.word_counts;
-        let deltas: Vec<Delta> = if taken.len() >= PARALLEL_WORDS && self.threads > 1 {
-            let chunk = taken.len().div_ceil(self.threads * 4);
+        let chunks: Vec<Rewritten> = if word_ids.len() >= PARALLEL_WORDS && self.threads > 1 {
+            let chunk = word_ids.len().div_ceil(self.threads * 4);
+            let words = &self.words;
             parallel::pool(Some(self.threads)).install(|| {
-                taken.par_chunks_mut(chunk).map(|c| rewrite(c, counts, pair, token)).collect()
+                word_ids
+                    .par_chunks(chunk)
+                    .map(|ids| {
+                        let mut out = Rewritten::default();
+                        rewrite(words, ids, pair, token, &mut out);
+                        out
+                    })
+                    .collect()
             })
         } else {
-            vec![rewrite(&mut taken, counts, pair, token)]
+            let mut out = std::mem::take(&mut self.rewritten);
+            rewrite(&self.words, &word_ids, pair, token, &mut out);
+            vec![out]
         };
-        for (w, word) in taken {
-            self.words[w as usize] = word;
-        }
-        // One chunk (the usual case) already holds the net changes; chunks are summed.
-        let mut deltas = deltas.into_iter();
-        let mut first = deltas.next().unwrap_or_default();
-        let mut net = std::mem::take(&mut first.counts);
-        let mut new_words = first.words;
-        for delta in deltas {
-            for (p, d) in delta.counts {
-                *net.entry(p).or_insert(0i128) += d;
+        let (mut gone, mut risen) = std::mem::take(&mut self.scratch);
+        for out in &chunks {
+            let mut start = 0;
+            for &(w, end) in &out.words {
+                self.words.shorten(w, &out.tokens[start..end]);
+                start = end;
             }
-            new_words.extend(delta.words);
+            for &(p, w) in &out.lost {
+                // The merged pair (about a third of the losses) needs no lookup.
+                let id = match p == pair {
+                    true => merged_id,
+                    false => self.pairs.id(p).ok_or_else(|| {
+                        Error::Corrupt(format!("a word loses the pair {p:?}, which is not counted"))
+                    })?,
+                };
+                if self.pairs.lose(id, self.word_counts[w as usize]) == 0 {
+                    gone.push((p, id));
+                }
+            }
         }
-        let mut risen = Vec::new();
-        for (p, d) in net {
-            let current = self.pair_counts.get(&p).copied().unwrap_or(0);
-            let updated = i128::from(current) + d;
-            debug_assert!(updated >= 0, "a pair count went negative");
-            if updated == 0 {
-                self.pair_counts.remove(&p);
-                // No word has the pair any more, so its word list is all stale.
-                self.pair_words.remove(&p);
-            } else {
-                let updated = u64::try_from(updated).map_err(|_| Error::CountOverflow {
-                    left: self.growth.bytes(p.0).to_vec(),
-                    right: self.growth.bytes(p.1).to_vec(),
-                })?;
-                self.pair_counts.insert(p, updated);
-                if d > 0 {
+        for out in &chunks {
+            for &(p, w) in &out.gained {
+                let id = self.pairs.id_or_insert(p);
+                if !self.pairs.gain(id, self.word_counts[w as usize], w) {
+                    return Err(self.overflow(p));
+                }
+                if self.pairs.mark(id) {
                     risen.push(p);
                 }
             }
         }
-        for (p, w) in new_words {
-            let list = self.pair_words.entry(p).or_default();
-            if list.last() != Some(&w) {
-                list.push(w);
-            }
+        for &(p, id) in &gone {
+            self.pairs.drop_if_gone(p, id);
         }
-        risen.sort_unstable();
-        for p in risen {
-            let count = self.pair_counts[&p];
+        if let Some(out) = chunks.into_iter().next() {
+            self.rewritten = out;
+        }
+        // Each pair once, in the order first gained (word order: the same for any threads).
+        for &p in &risen {
+            let count = self.pairs.count_of(p);
             self.push(p, count);
         }
+        gone.clear();
+        risen.clear();
+        self.pairs.unmark_all();
+        self.scratch = (gone, risen);
         Ok(())
     }
 }
@@ -266,13 +292,3 @@ impl Merger {
 /// the hand-off costs more than it saves (measured on 100 MB of code: no gain at 2,048
 /// words on 2 cores); the big early merges of multi-GB corpora are above it.
 const PARALLEL_WORDS: usize = 32768;
-
-/// Adds `n` to the count of `pair`, refusing to pass u64.
-fn add_count(counts: &mut AHashMap<Pair, u64>, growth: &Tokens, pair: Pair, n: u64) -> Result<()> {
-    let slot = counts.entry(pair).or_insert(0);
-    *slot = slot.checked_add(n).ok_or_else(|| Error::CountOverflow {
-        left: growth.bytes(pair.0).to_vec(),
-        right: growth.bytes(pair.1).to_vec(),
-    })?;
-    Ok(())
-}

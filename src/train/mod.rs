@@ -3,15 +3,18 @@
 //! Counting: `words.rs` splits a segment into words, `table.rs` holds their counts,
 //! `snapshot.rs` serializes the table, `prune.rs` and [`budget`] keep it inside a memory
 //! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
-//! `candidate.rs` its heap entry (the tie-break rule), `rewrite.rs` the word rewriting of
-//! one merge; [`warm`] starts from an existing tokenizer.
+//! `candidate.rs` its heap entry (the tie-break rule), `arena.rs` its words, `pairs.rs` its
+//! pair counts and occurrence lists, `rewrite.rs` the word rewriting of one merge;
+//! [`warm`] starts from an existing tokenizer.
 
+mod arena;
 pub mod budget;
 mod candidate;
 pub mod combine;
 pub mod counter;
 pub mod feed;
 pub mod merge;
+mod pairs;
 mod prune;
 mod rewrite;
 mod snapshot;

@@ -1,93 +1,110 @@
 //! Rewriting words for one merge: every occurrence of a pair replaced by its token, left
-//! to right without overlap, and the exact change of every pair count that follows.
+//! to right without overlap, and every pair occurrence that goes or comes with it.
+//!
+//! Words are read, never written, so chunks of a large merge can be rewritten on several
+//! threads; the caller applies each chunk's result in word order.
 
-use ahash::AHashMap;
-use smallvec::SmallVec;
-
+use super::arena::WordArena;
 use crate::Rank;
 
 /// Two adjacent token ids.
 pub type Pair = (Rank, Rank);
 
-/// A word as token ids, inline up to 6 tokens: most words are short, and a merge touches
-/// words scattered over memory, so keeping the tokens beside the word's slot saves a cache
-/// miss per word touched (the merge loop's main cost).
-pub type Word = SmallVec<[Rank; 6]>;
-
-/// What rewriting some words changed.
+/// What rewriting some words gives. Buffers are reused from merge to merge.
 #[derive(Default)]
-pub struct Delta {
-    /// Net change of each pair's count.
-    pub counts: AHashMap<Pair, i128>,
-    /// (pair, word) for each pair that appears in a word through the merge.
-    pub words: Vec<(Pair, u32)>,
+pub struct Rewritten {
+    /// (word, end of its new tokens in `tokens`) for each word that held the pair, in
+    /// the order given.
+    pub words: Vec<(u32, usize)>,
+    /// The rewritten words' tokens, back to back.
+    pub tokens: Vec<Rank>,
+    /// (pair, word): one occurrence of the pair left the word (every old pair touching a
+    /// merged position).
+    pub lost: Vec<(Pair, u32)>,
+    /// (pair, word): one occurrence of the pair appeared in the word (every new pair
+    /// touching a merged token).
+    pub gained: Vec<(Pair, u32)>,
 }
 
-/// Rewrites `words` (id, tokens) with `pair` replaced by `token`, and returns how the
-/// pair counts change: every old pair touching a merged position loses the word's count,
-/// every new pair touching a merged token gains it.
-pub fn rewrite(words: &mut [(u32, Word)], counts: &[u64], pair: Pair, token: Rank) -> Delta {
-    let mut delta = Delta::default();
-    let (mut merged, mut consumed, mut created) = (Word::new(), Vec::new(), Vec::new());
-    for (w, word) in words.iter_mut() {
-        if !replace_pair(word, pair, token, &mut merged, &mut consumed, &mut created) {
-            continue;
-        }
-        let n = i128::from(counts[*w as usize]);
-        for j in 0..word.len() - 1 {
-            if consumed[j] || consumed[j + 1] {
-                *delta.counts.entry((word[j], word[j + 1])).or_insert(0) -= n;
-            }
-        }
-        for k in 0..merged.len().saturating_sub(1) {
-            if created[k] || created[k + 1] {
-                let p = (merged[k], merged[k + 1]);
-                *delta.counts.entry(p).or_insert(0) += n;
-                if delta.words.last() != Some(&(p, *w)) {
-                    delta.words.push((p, *w));
-                }
-            }
-        }
-        std::mem::swap(word, &mut merged);
+impl Rewritten {
+    fn clear(&mut self) {
+        self.words.clear();
+        self.tokens.clear();
+        self.lost.clear();
+        self.gained.clear();
     }
-    delta
 }
 
-/// Writes `word` with `pair` replaced by `token` into `out`; `consumed[i]` marks old
-/// positions that were merged, `created[k]` new positions holding a merged token.
-/// Returns false (and leaves the outputs unspecified) when the word lacks the pair.
-fn replace_pair(
-    word: &[Rank],
-    pair: Pair,
-    token: Rank,
-    out: &mut Word,
-    consumed: &mut Vec<bool>,
-    created: &mut Vec<bool>,
-) -> bool {
-    // Many words listed for a pair no longer hold it (an earlier merge took it): a plain
-    // scan answers for them without writing the outputs.
-    if !word.windows(2).any(|w| w[0] == pair.0 && w[1] == pair.1) {
-        return false;
-    }
+/// Rewrites the words `word_ids` of `arena` with `pair` replaced by `token` into `out`
+/// (cleared first). Words that no longer hold the pair are skipped.
+pub fn rewrite(arena: &WordArena, word_ids: &[u32], pair: Pair, token: Rank, out: &mut Rewritten) {
     out.clear();
-    consumed.clear();
-    consumed.resize(word.len(), false);
-    created.clear();
-    let mut i = 0;
-    let mut changed = false;
+    for &w in word_ids {
+        let word = arena.word(w);
+        // Many words listed for a pair no longer hold it (an earlier merge took it): a
+        // plain scan answers for them without writing anything.
+        let Some(first) = word.windows(2).position(|p| p[0] == pair.0 && p[1] == pair.1) else {
+            continue;
+        };
+        out.tokens.extend_from_slice(&word[..first]);
+        replace_from(word, first, w, pair, token, out);
+        out.words.push((w, out.tokens.len()));
+    }
+}
+
+/// Appends `word[first..]` with `pair` replaced by `token` (left to right, without
+/// overlap; `first` is its first occurrence) to `out.tokens`, and records each old pair
+/// touching a merged position as lost and each new pair touching a merged token as
+/// gained, once per occurrence, in word `w`.
+fn replace_from(word: &[Rank], first: usize, w: u32, pair: Pair, token: Rank, out: &mut Rewritten) {
+    // Old positions before `merged_until` are merged up to there (so the pair ending at
+    // it is already counted as lost); `last_merged` says the last token written is one.
+    let (mut merged_until, mut last_merged) = (0, false);
+    let mut i = first;
     while i < word.len() {
         if i + 1 < word.len() && word[i] == pair.0 && word[i + 1] == pair.1 {
-            out.push(token);
-            created.push(true);
-            consumed[i] = true;
-            consumed[i + 1] = true;
-            changed = true;
+            if i > 0 && merged_until != i {
+                out.lost.push(((word[i - 1], word[i]), w));
+            }
+            out.lost.push((pair, w));
+            if i + 2 < word.len() {
+                out.lost.push(((word[i + 1], word[i + 2]), w));
+            }
+            // The pair this token makes with the one before it (the one after comes
+            // with the next token written).
+            if let Some(&before) = out.tokens.last().filter(|_| i > 0) {
+                out.gained.push(((before, token), w));
+            }
+            out.tokens.push(token);
+            merged_until = i + 2;
+            last_merged = true;
             i += 2;
         } else {
-            out.push(word[i]);
-            created.push(false);
+            if last_merged {
+                out.gained.push(((token, word[i]), w));
+            }
+            out.tokens.push(word[i]);
+            last_merged = false;
             i += 1;
         }
     }
-    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlapping_occurrences_merge_left_to_right() {
+        let (arena, _) =
+            WordArena::new(vec![(vec![1, 1, 1, 2], 1), (vec![3, 4], 1), (vec![2, 1, 1], 1)])
+                .unwrap();
+        let mut out = Rewritten::default();
+        rewrite(&arena, &[0, 1, 2], (1, 1), 9, &mut out);
+        assert_eq!(out.words, [(0, 3), (2, 5)]);
+        assert_eq!(out.tokens, [9, 1, 2, 2, 9]);
+        // Word 0 loses both (1, 1) touching the merged positions 0 and 1, not (1, 2).
+        assert_eq!(out.lost, [((1, 1), 0), ((1, 1), 0), ((2, 1), 2), ((1, 1), 2)]);
+        assert_eq!(out.gained, [((9, 1), 0), ((2, 9), 2)]);
+    }
 }

@@ -1,0 +1,164 @@
+//! The merge loop's pair index: each pair present in the words gets a dense id, and its
+//! count and the words it occurs in live in flat arrays at that id, so one hash lookup
+//! reaches both. Ids of pairs that vanish are reused, so the arrays stay as long as the
+//! most pairs present at once.
+
+use ahash::AHashMap;
+
+use super::rewrite::Pair;
+
+/// Pair counts and occurrence lists, keyed by dense pair ids.
+#[derive(Default)]
+pub struct PairIndex {
+    /// The id of every pair with a positive count.
+    ids: AHashMap<Pair, u32>,
+    /// The count of the pair with each id (0 for a free id).
+    counts: Vec<u64>,
+    /// The words the pair with each id occurs in, ascending with no repeats when built,
+    /// then appended in word order per merge (may hold words that lost the pair since).
+    words: Vec<Vec<u32>>,
+    /// Ids free for reuse.
+    free: Vec<u32>,
+    /// The mark of each id: equal to `mark` when marked since the last `unmark_all`.
+    marks: Vec<u32>,
+    /// The current mark (bumped to unmark every id at once).
+    mark: u32,
+}
+
+impl PairIndex {
+    /// The id of `pair`, if it is present.
+    #[inline]
+    pub fn id(&self, pair: Pair) -> Option<u32> {
+        self.ids.get(&pair).copied()
+    }
+
+    /// The id of `pair`, given a fresh one (count 0, no words) if it is not present.
+    #[inline]
+    pub fn id_or_insert(&mut self, pair: Pair) -> u32 {
+        let (counts, words, free, marks) =
+            (&mut self.counts, &mut self.words, &mut self.free, &mut self.marks);
+        *self.ids.entry(pair).or_insert_with(|| match free.pop() {
+            Some(id) => id,
+            None => {
+                counts.push(0);
+                words.push(Vec::new());
+                marks.push(0);
+                (counts.len() - 1) as u32
+            }
+        })
+    }
+
+    /// The current count of `pair` (0 if absent).
+    #[inline]
+    pub fn count_of(&self, pair: Pair) -> u64 {
+        self.id(pair).map_or(0, |id| self.counts[id as usize])
+    }
+
+    /// Adds `n` occurrences in word `w` to the pair with id `id`; false (nothing changed)
+    /// if the count would pass u64.
+    #[inline]
+    pub fn gain(&mut self, id: u32, n: u64, w: u32) -> bool {
+        let count = &mut self.counts[id as usize];
+        let Some(sum) = count.checked_add(n) else {
+            return false;
+        };
+        *count = sum;
+        let list = &mut self.words[id as usize];
+        if list.last() != Some(&w) {
+            list.push(w);
+        }
+        true
+    }
+
+    /// Takes `n` occurrences from the pair with id `id`; returns the count left.
+    #[inline]
+    pub fn lose(&mut self, id: u32, n: u64) -> u64 {
+        let count = &mut self.counts[id as usize];
+        debug_assert!(*count >= n, "a pair count went negative");
+        *count -= n;
+        *count
+    }
+
+    /// Marks the pair with id `id`; true if it was not marked yet.
+    #[inline]
+    pub fn mark(&mut self, id: u32) -> bool {
+        let slot = &mut self.marks[id as usize];
+        let fresh = *slot != self.mark + 1;
+        *slot = self.mark + 1;
+        fresh
+    }
+
+    /// Unmarks every id.
+    pub fn unmark_all(&mut self) {
+        self.mark += 1;
+        if self.mark == u32::MAX {
+            self.marks.fill(0);
+            self.mark = 0;
+        }
+    }
+
+    /// Takes the word list of the pair with id `id`, leaving it empty.
+    pub fn take_words(&mut self, id: u32) -> Vec<u32> {
+        std::mem::take(&mut self.words[id as usize])
+    }
+
+    /// Forgets `pair` (id `id`) if its count is 0: no word holds it any more, so its word
+    /// list is all stale; the id is free for the next new pair.
+    pub fn drop_if_gone(&mut self, pair: Pair, id: u32) {
+        if self.counts[id as usize] == 0 && self.ids.remove(&pair).is_some() {
+            self.words[id as usize] = Vec::new();
+            self.free.push(id);
+        }
+    }
+
+    /// Every present pair and its count (in no particular order).
+    pub fn counts(&self) -> impl Iterator<Item = (Pair, u64)> + '_ {
+        self.ids.iter().map(|(&p, &id)| (p, self.counts[id as usize]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_reused_once_a_pair_is_gone() {
+        let mut index = PairIndex::default();
+        let a = index.id_or_insert((1, 2));
+        assert!(index.gain(a, 3, 0));
+        assert!(index.gain(a, 1, 0));
+        assert!(index.gain(a, 1, 4));
+        assert_eq!(index.count_of((1, 2)), 5);
+        assert_eq!(index.take_words(a), [0, 4]);
+        assert_eq!(index.lose(a, 5), 0);
+        index.drop_if_gone((1, 2), a);
+        assert_eq!(index.id((1, 2)), None);
+        assert_eq!(index.count_of((1, 2)), 0);
+        assert_eq!(index.id_or_insert((7, 8)), a);
+    }
+
+    #[test]
+    fn marks_last_until_unmarked() {
+        let mut index = PairIndex::default();
+        let a = index.id_or_insert((1, 2));
+        let b = index.id_or_insert((3, 4));
+        assert!(index.mark(a));
+        assert!(!index.mark(a));
+        assert!(index.mark(b));
+        index.unmark_all();
+        assert!(index.mark(a));
+        index.mark = u32::MAX - 1;
+        index.unmark_all();
+        assert_eq!(index.mark, 0);
+        assert!(index.mark(a) && index.mark(b));
+    }
+
+    #[test]
+    fn a_count_past_u64_is_refused() {
+        let mut index = PairIndex::default();
+        let a = index.id_or_insert((1, 2));
+        assert!(index.gain(a, u64::MAX, 0));
+        assert!(!index.gain(a, 1, 1));
+        assert_eq!(index.count_of((1, 2)), u64::MAX);
+    }
+}
