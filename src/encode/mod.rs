@@ -18,9 +18,42 @@ use crate::Rank;
 /// Pieces at least this long take the heap path.
 const LONG_PIECE: usize = 128;
 
+mod cache;
+mod flat;
+
+pub use cache::PieceCache;
+pub use flat::FlatBatch;
+
 /// Appends the tokens of `piece` to `out`.
 #[inline]
 pub fn encode_piece(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
+    if !encode_short_or_token(vocab, piece, out) {
+        encode_piece_parts(vocab, piece, out);
+    }
+}
+
+/// [`encode_piece`], merging a piece that is not a whole token only the first time
+/// `cache` sees it (the same ids: the cache holds what merging gave).
+#[inline]
+pub fn encode_piece_cached(
+    vocab: &Vocab,
+    piece: &[u8],
+    out: &mut Vec<Rank>,
+    cache: &mut PieceCache,
+) {
+    if !encode_short_or_token(vocab, piece, out) {
+        if piece.len() <= cache::MAX_CACHED {
+            cache.encode_parts(vocab, piece, out);
+        } else {
+            encode_piece_parts(vocab, piece, out);
+        }
+    }
+}
+
+/// Appends the tokens of a piece of one or two bytes, or of a piece that is one token;
+/// false (nothing appended) for any other piece.
+#[inline]
+fn encode_short_or_token(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) -> bool {
     match *piece {
         // One byte is its byte token; two bytes are one token exactly when the pair table
         // joins their byte tokens (it holds every split of every token), else the two
@@ -35,9 +68,10 @@ pub fn encode_piece(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
         }
         _ => match vocab.rank(piece) {
             Some(rank) => out.push(rank),
-            None => encode_piece_parts(vocab, piece, out),
+            None => return false,
         },
     }
+    true
 }
 
 /// Like [`encode_piece`] but never takes the whole-piece shortcut: the tokens that
