@@ -94,49 +94,12 @@ impl PieceCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::vocab::MergeRecord;
-
-    /// A vocabulary of merges over a small alphabet, so pieces often are not whole
-    /// tokens and merge in several steps.
-    fn vocab() -> Vocab {
-        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        let mut merges = Vec::new();
-        let mut seed = 7u64;
-        let mut next = move || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
-        while merges.len() < 300 {
-            let (l, r) = (pick(&mut next, &tokens), pick(&mut next, &tokens));
-            let joined = [tokens[l].as_slice(), &tokens[r]].concat();
-            if joined.len() > 6 || tokens.contains(&joined) {
-                continue;
-            }
-            let token = tokens.len() as Rank;
-            merges.push(MergeRecord { left: l as Rank, right: r as Rank, token, count: 1 });
-            tokens.push(joined);
-        }
-        Vocab::from_merges(merges, &[]).unwrap()
-    }
-
-    /// A token made of the letters a-e only (the first 256 are bytes).
-    fn pick(next: &mut impl FnMut() -> usize, tokens: &[Vec<u8>]) -> usize {
-        loop {
-            let i = next() % tokens.len();
-            if tokens[i].iter().all(|b| (b'a'..=b'e').contains(b)) {
-                return i;
-            }
-        }
-    }
+    use crate::encode::tests::{lcg, random_vocab};
 
     #[test]
     fn cached_ids_are_the_merged_ids() {
-        let v = vocab();
-        let mut seed = 11u64;
-        let mut next = move || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
+        let v = random_vocab(7, b"abcde", 300, 6);
+        let mut next = lcg(11);
         // A few hundred distinct pieces, each drawn many times: hits, misses, and (with 1
         // or 2 slots, and a small limit) collisions and fresh starts.
         let pieces: Vec<Vec<u8>> = (0..300)
