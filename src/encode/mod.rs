@@ -228,24 +228,59 @@ struct Pending {
     current: Option<Rank>,
     /// Candidates at or below `current`, served before the sweep when lower.
     urgent: QuaternaryHeap<Reverse<u64>>,
-    buckets: AHashMap<Rank, Vec<u32>>,
+    /// Buckets, found by rank through `slot_of`; a swept bucket's slot is left empty.
+    buckets: Vec<Vec<u32>>,
+    slot_of: AHashMap<Rank, usize>,
+    /// The two ranks added to most recently and their slots: a merge adds two candidates
+    /// and a long piece keeps adding to the same few ranks, so most adds skip the map.
+    recent: [(Rank, usize); 2],
     /// The ranks that have a bucket.
     ranks: QuaternaryHeap<Reverse<Rank>>,
 }
 
 impl Pending {
+    fn new() -> Self {
+        Self {
+            current: None,
+            urgent: QuaternaryHeap::new(),
+            buckets: Vec::new(),
+            slot_of: AHashMap::new(),
+            recent: [(Rank::MAX, 0); 2],
+            ranks: QuaternaryHeap::new(),
+        }
+    }
+
     fn add(&mut self, rank: Rank, left: u32) {
         if self.current.is_some_and(|c| rank <= c) {
             self.urgent.push(Reverse(key(rank, left)));
-        } else {
-            self.buckets
-                .entry(rank)
-                .or_insert_with(|| {
-                    self.ranks.push(Reverse(rank));
-                    Vec::new()
-                })
-                .push(left);
+            return;
         }
+        let slot = if self.recent[0].0 == rank {
+            self.recent[0].1
+        } else if self.recent[1].0 == rank {
+            self.recent.swap(0, 1);
+            self.recent[0].1
+        } else {
+            let slot = *self.slot_of.entry(rank).or_insert_with(|| {
+                self.ranks.push(Reverse(rank));
+                self.buckets.push(Vec::new());
+                self.buckets.len() - 1
+            });
+            self.recent = [(rank, slot), self.recent[0]];
+            slot
+        };
+        self.buckets[slot].push(left);
+    }
+
+    /// The lowest rank with a bucket, made the current rank, and its positions sorted.
+    fn next_rank(&mut self) -> Option<Vec<u32>> {
+        let Reverse(rank) = self.ranks.pop()?;
+        let slot = self.slot_of.remove(&rank).expect("a listed rank has a bucket");
+        self.recent.iter_mut().filter(|r| r.0 == rank).for_each(|r| r.0 = Rank::MAX);
+        let mut sweep = std::mem::take(&mut self.buckets[slot]);
+        sweep.sort_unstable();
+        self.current = Some(rank);
+        Some(sweep)
     }
 }
 
@@ -267,12 +302,7 @@ fn merge_by_levels(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
     let mut next: Vec<u32> = (1..=n as u32).collect();
     let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
     let mut live = vec![true; n];
-    let mut pending = Pending {
-        current: None,
-        urgent: QuaternaryHeap::new(),
-        buckets: AHashMap::new(),
-        ranks: QuaternaryHeap::new(),
-    };
+    let mut pending = Pending::new();
     for i in 0..n - 1 {
         if let Some(rank) = vocab.pair_rank(token[i], token[i + 1]) {
             pending.add(rank, i as u32);
@@ -292,10 +322,8 @@ fn merge_by_levels(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
                 s
             }
             (_, None) => {
-                let Some(Reverse(rank)) = pending.ranks.pop() else { break };
-                sweep = pending.buckets.remove(&rank).expect("a listed rank has a bucket");
-                sweep.sort_unstable();
-                (taken, pending.current) = (0, Some(rank));
+                let Some(next_sweep) = pending.next_rank() else { break };
+                (sweep, taken) = (next_sweep, 0);
                 continue;
             }
         };
