@@ -6,6 +6,7 @@ mod lookup;
 mod pairs;
 
 pub use growth::{next_free, Growth, Joined, TokenBytes};
+pub use lookup::hash as hash_bytes;
 use lookup::TokenLookup;
 use pairs::PairTable;
 
