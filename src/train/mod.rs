@@ -119,5 +119,5 @@ pub fn train(
     let words = warm::segment(words, start.vocab());
     let growth = start.vocab().growth(&start.special_ids());
     let (growth, merges) = merge::train(words, growth, stop, replay, observe)?;
-    warm::with_specials(start, growth.finish(merges), &new_specials)
+    warm::with_specials(start, growth.finish(merges)?, &new_specials)
 }
