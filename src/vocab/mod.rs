@@ -235,6 +235,12 @@ impl Vocab {
     pub fn merges(&self) -> &[MergeRecord] {
         &self.merges
     }
+
+    /// Every split of every token into two tokens, as (left, right, token), by token id
+    /// then length of the left part; linear in the total token bytes. Interruptible.
+    pub fn splits(&self) -> Result<Vec<(Rank, Rank, Rank)>> {
+        splits::token_splits(&self.tokens)
+    }
 }
 
 fn token_at(tokens: &[Vec<u8>], id: Rank) -> Option<&[u8]> {
