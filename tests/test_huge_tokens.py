@@ -238,3 +238,27 @@ def test_ctrl_c_during_training_keeps_what_was_done(tmp_path):
     fresh = run_child(body.replace('print("ready", flush=True)', "").replace(
         f"store={store!r}", "store=None"))
     assert resumed == fresh and len(fresh) == 4000 - 256
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_long_words_merge_like_the_oracle(seed):
+    # Words of 256 tokens or more are merged by position (train/long.rs): random long
+    # words over small alphabets (pairs overlap and repeat), with short words and
+    # counts, against the oracle's plain rescans.
+    sys.path.insert(0, HERE)
+    import random
+
+    import reference
+    from bytebpe import Tokenizer
+
+    rng = random.Random(seed)
+    counts: dict[str, int] = {}
+    for _ in range(6):
+        alphabet = "abc"[: rng.randint(1, 3)]
+        counts["".join(rng.choices(alphabet, k=rng.randint(256, 3000)))] = rng.randint(1, 3)
+    for _ in range(200):
+        counts["".join(rng.choices("abcd", k=rng.randint(1, 12)))] = rng.randint(1, 5)
+    want = reference.train_counts(counts, 700)
+    tok = Tokenizer.train_from_counts(counts, 700, progress=False)
+    assert [tuple(m) for m in tok.merges()] == [tuple(m) for m in want]
+    assert len(want) > 300

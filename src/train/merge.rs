@@ -15,6 +15,7 @@ use dary_heap::OctonaryHeap;
 use rayon::prelude::*;
 
 use super::candidate::Candidate;
+use super::long::LongWords;
 use super::rewrite::{rewrite, Delta, Pair, Word};
 use crate::error::{Error, Result};
 use crate::parallel;
@@ -51,8 +52,10 @@ const REPORT_EVERY: Duration = Duration::from_millis(100);
 
 /// The state of a training run.
 struct Merger {
-    /// Each distinct word as token ids.
+    /// Each distinct word as token ids (empty for a long word: see `long`).
     words: Vec<Word>,
+    /// The words of `LONG_WORD` tokens or more, merged by position (`long.rs`).
+    long: LongWords,
     /// How often each word occurs.
     word_counts: Vec<u64>,
     /// The tokens so far. Their bytes are shared with heap entries, which compare by bytes.
@@ -83,6 +86,7 @@ pub fn train(
     let threads = stop.threads.unwrap_or_else(parallel::default_threads);
     let mut merger = Merger::new(words, growth, threads);
     merger.count_pairs(&mut |created| observe(Progress { created, new_merges: &[] }))?;
+    merger.long = LongWords::take(&mut merger.words);
     let mut merges = Vec::new();
     let mut created = 0;
     let mut reported = replay.len();
@@ -134,6 +138,7 @@ impl Merger {
         let (words, word_counts) = words.into_iter().map(|(w, n)| (Word::from_vec(w), n)).unzip();
         Self {
             words,
+            long: LongWords::default(),
             word_counts,
             growth,
             pair_counts: AHashMap::new(),
@@ -202,10 +207,12 @@ impl Merger {
         let mut word_ids = self.pair_words.remove(&pair).unwrap_or_default();
         word_ids.sort_unstable();
         word_ids.dedup();
+        let long = self.long.merge(&word_ids, &self.word_counts, pair, token);
+        word_ids.retain(|&w| !self.long.contains(w));
         let mut taken: Vec<(u32, Word)> =
             word_ids.iter().map(|&w| (w, std::mem::take(&mut self.words[w as usize]))).collect();
         let counts = &self.word_counts;
-        let deltas: Vec<Delta> = if taken.len() >= PARALLEL_WORDS && self.threads > 1 {
+        let mut deltas: Vec<Delta> = if taken.len() >= PARALLEL_WORDS && self.threads > 1 {
             let chunk = taken.len().div_ceil(self.threads * 4);
             parallel::pool(Some(self.threads)).install(|| {
                 taken.par_chunks_mut(chunk).map(|c| rewrite(c, counts, pair, token)).collect()
@@ -213,6 +220,7 @@ impl Merger {
         } else {
             vec![rewrite(&mut taken, counts, pair, token)]
         };
+        deltas.push(long);
         for (w, word) in taken {
             self.words[w as usize] = word;
         }

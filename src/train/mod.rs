@@ -4,13 +4,15 @@
 //! `snapshot.rs` serializes the table, `prune.rs` and [`budget`] keep it inside a memory
 //! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
 //! `candidate.rs` its heap entry (the tie-break rule), `rewrite.rs` the word rewriting of
-//! one merge; [`warm`] starts from an existing tokenizer.
+//! one merge, `long.rs` the same for long words, by position; [`warm`] starts from an
+//! existing tokenizer.
 
 pub mod budget;
 mod candidate;
 pub mod combine;
 pub mod counter;
 pub mod feed;
+mod long;
 pub mod merge;
 mod prune;
 mod rewrite;

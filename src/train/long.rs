@@ -1,0 +1,178 @@
+//! Long words in the merge loop: merged where the pair occurs, not rescanned.
+//!
+//! A merge rewrites each word holding its pair from end to end, which is right for the
+//! short words text is made of but quadratic for one long word that many merges touch
+//! (200 kB of random letters as one piece: 9,000 merges, each a scan of the whole word).
+//! A word of at least `LONG_WORD` tokens is kept instead as a linked list of positions
+//! with the positions where each of its pairs starts; a merge visits only the positions
+//! of its pair (some stale: those are checked and skipped), so a word's total cost is
+//! proportional to its length plus the pairs its merges create.
+//!
+//! Same result as the rewrite: positions are taken left to right, and one whose left or
+//! right token was consumed by the merge before it (or changed since it was listed) is
+//! skipped, which is the left-to-right, non-overlapping rule. Each merge's count changes
+//! are exact differences (an old pair touching a merged position loses the word's count,
+//! a new one gains it), summed with the short words'.
+
+use ahash::AHashMap;
+
+use super::rewrite::{Delta, Pair, Word};
+use crate::Rank;
+
+/// Words of at least this many tokens are long. Below it a rescan costs less than the
+/// index (about 16 bytes per token instead of 4).
+pub const LONG_WORD: usize = 256;
+
+/// No position (the ends of the list), or a position merged into its left neighbour.
+const NONE: u32 = u32::MAX;
+
+/// One long word as a linked list of positions.
+struct LongWord {
+    /// The token at each position; `NONE` once merged into its left neighbour.
+    tokens: Vec<Rank>,
+    /// The next and previous live positions (`NONE` at the ends).
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    /// Where each pair starts (may hold positions that no longer hold it).
+    at: AHashMap<Pair, Vec<u32>>,
+}
+
+/// The long words of a training run, by word index.
+#[derive(Default)]
+pub struct LongWords {
+    words: AHashMap<u32, LongWord>,
+}
+
+impl LongWords {
+    /// Takes the long words out of `words` (leaving them empty).
+    pub fn take(words: &mut [Word]) -> Self {
+        let mut long = AHashMap::new();
+        for (w, word) in words.iter_mut().enumerate().filter(|(_, w)| w.len() >= LONG_WORD) {
+            let tokens: Vec<Rank> = std::mem::take(word).into_vec();
+            let n = tokens.len() as u32;
+            let next = (1..=n).map(|i| if i == n { NONE } else { i }).collect();
+            let prev = (0..n).map(|i| if i == 0 { NONE } else { i - 1 }).collect();
+            let mut at: AHashMap<Pair, Vec<u32>> = AHashMap::new();
+            for (i, pair) in tokens.windows(2).enumerate() {
+                at.entry((pair[0], pair[1])).or_default().push(i as u32);
+            }
+            long.insert(w as u32, LongWord { tokens, next, prev, at });
+        }
+        Self { words: long }
+    }
+
+    /// True when word `w` is a long one.
+    pub fn contains(&self, w: u32) -> bool {
+        self.words.contains_key(&w)
+    }
+
+    /// Replaces `pair` by `token` in the long words among `word_ids`, and returns the
+    /// count changes and the (pair, word) of every pair the merge creates.
+    pub fn merge(&mut self, word_ids: &[u32], counts: &[u64], pair: Pair, token: Rank) -> Delta {
+        let mut delta = Delta::default();
+        for &w in word_ids {
+            if let Some(word) = self.words.get_mut(&w) {
+                word.merge(w, i128::from(counts[w as usize]), pair, token, &mut delta);
+            }
+        }
+        delta
+    }
+}
+
+impl LongWord {
+    fn merge(&mut self, w: u32, n: i128, pair: Pair, token: Rank, delta: &mut Delta) {
+        let Some(mut starts) = self.at.remove(&pair) else {
+            return;
+        };
+        starts.sort_unstable();
+        starts.dedup();
+        let mut change = |p: Pair, d: i128| *delta.counts.entry(p).or_insert(0) += d;
+        let mut created: Vec<(Pair, u32)> = Vec::new();
+        for p in starts {
+            let q = self.next[p as usize];
+            if self.tokens[p as usize] != pair.0 || q == NONE || self.tokens[q as usize] != pair.1 {
+                continue; // merged away, or changed since it was listed
+            }
+            let (before, after) = (self.prev[p as usize], self.next[q as usize]);
+            change(pair, -n);
+            if before != NONE {
+                let left = self.tokens[before as usize];
+                change((left, pair.0), -n);
+                change((left, token), n);
+                created.push(((left, token), before));
+            }
+            if after != NONE {
+                let right = self.tokens[after as usize];
+                change((pair.1, right), -n);
+                change((token, right), n);
+                created.push(((token, right), p));
+                self.prev[after as usize] = p;
+            }
+            self.tokens[p as usize] = token;
+            self.tokens[q as usize] = NONE;
+            self.next[p as usize] = after;
+        }
+        for (p, position) in created {
+            self.at.entry(p).or_default().push(position);
+            if delta.words.last() != Some(&(p, w)) {
+                delta.words.push((p, w));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::rewrite::rewrite;
+    use super::*;
+
+    /// The long path and the rewrite agree on the words and the count changes, merge
+    /// after merge, on words where pairs overlap and repeat.
+    #[test]
+    fn merges_like_the_rewrite() {
+        let mut seed = 11u64;
+        let mut rand = move |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for round in 0..20 {
+            let len = LONG_WORD + rand(600) as usize;
+            let alphabet = 1 + rand(3) as u32;
+            let word: Word = (0..len).map(|_| 97 + rand(u64::from(alphabet)) as u32).collect();
+            let counts = [3u64];
+            let mut short = vec![(0u32, word.clone())];
+            let mut long = LongWords::take(&mut [word]);
+            let mut next_token = 256;
+            for _ in 0..40 {
+                // Merge a pair the word holds (the first, or one at a random place).
+                let current = &short[0].1;
+                if current.len() < 2 {
+                    break;
+                }
+                let i = if rand(2) == 0 { 0 } else { rand(current.len() as u64 - 1) as usize };
+                let pair = (current[i], current[i + 1]);
+                let want = rewrite(&mut short, &counts, pair, next_token);
+                let got = long.merge(&[0], &counts, pair, next_token);
+                let live: Vec<Rank> = {
+                    let word = &long.words[&0];
+                    let mut p = 0u32;
+                    let mut out = Vec::new();
+                    while p != NONE {
+                        out.push(word.tokens[p as usize]);
+                        p = word.next[p as usize];
+                    }
+                    out
+                };
+                assert_eq!(live, short[0].1.to_vec(), "round {round}");
+                let nonzero = |d: &Delta| {
+                    let mut v: Vec<(Pair, i128)> =
+                        d.counts.iter().filter(|(_, &c)| c != 0).map(|(&p, &c)| (p, c)).collect();
+                    v.sort_unstable();
+                    v
+                };
+                assert_eq!(nonzero(&got), nonzero(&want), "round {round}");
+                next_token += 1;
+            }
+        }
+    }
+}
