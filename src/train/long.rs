@@ -86,37 +86,77 @@ impl LongWord {
         };
         starts.sort_unstable();
         starts.dedup();
-        let mut change = |p: Pair, d: i128| *delta.counts.entry(p).or_insert(0) += d;
-        let mut created: Vec<(Pair, u32)> = Vec::new();
+        // The pairs on each side come in runs (a run of spaces gives the same ones at
+        // every position), so changes are summed per run before touching a map.
+        let mut merged = 0i128;
+        let [mut left_old, mut left_new, mut right_old, mut right_new] = [Run::default(); 4];
+        let (mut left_at, mut right_at) = (Vec::new(), Vec::new());
         for p in starts {
             let q = self.next[p as usize];
             if self.tokens[p as usize] != pair.0 || q == NONE || self.tokens[q as usize] != pair.1 {
                 continue; // merged away, or changed since it was listed
             }
             let (before, after) = (self.prev[p as usize], self.next[q as usize]);
-            change(pair, -n);
+            merged += n;
             if before != NONE {
                 let left = self.tokens[before as usize];
-                change((left, pair.0), -n);
-                change((left, token), n);
-                created.push(((left, token), before));
+                left_old.add((left, pair.0), -n, &mut delta.counts);
+                left_new.add((left, token), n, &mut delta.counts);
+                left_at.push(((left, token), before));
             }
             if after != NONE {
                 let right = self.tokens[after as usize];
-                change((pair.1, right), -n);
-                change((token, right), n);
-                created.push(((token, right), p));
+                right_old.add((pair.1, right), -n, &mut delta.counts);
+                right_new.add((token, right), n, &mut delta.counts);
+                right_at.push(((token, right), p));
                 self.prev[after as usize] = p;
             }
             self.tokens[p as usize] = token;
             self.tokens[q as usize] = NONE;
             self.next[p as usize] = after;
         }
-        for (p, position) in created {
-            self.at.entry(p).or_default().push(position);
+        *delta.counts.entry(pair).or_insert(0) -= merged;
+        for mut run in [left_old, left_new, right_old, right_new] {
+            run.flush(&mut delta.counts);
+        }
+        for created in [left_at, right_at] as [Vec<(Pair, u32)>; 2] {
+            self.index(w, &created, delta);
+        }
+    }
+
+    /// Lists the positions of pairs a merge created (one map lookup per run of equal
+    /// pairs), and the word under each pair.
+    fn index(&mut self, w: u32, created: &[(Pair, u32)], delta: &mut Delta) {
+        for run in created.chunk_by(|a, b| a.0 == b.0) {
+            let p = run[0].0;
+            self.at.entry(p).or_default().extend(run.iter().map(|&(_, position)| position));
             if delta.words.last() != Some(&(p, w)) {
                 delta.words.push((p, w));
             }
+        }
+    }
+}
+
+/// A change to one pair's count, summed while the same pair repeats.
+#[derive(Default, Clone, Copy)]
+struct Run {
+    pair: Option<Pair>,
+    sum: i128,
+}
+
+impl Run {
+    #[inline]
+    fn add(&mut self, pair: Pair, d: i128, counts: &mut AHashMap<Pair, i128>) {
+        if self.pair != Some(pair) {
+            self.flush(counts);
+            self.pair = Some(pair);
+        }
+        self.sum += d;
+    }
+
+    fn flush(&mut self, counts: &mut AHashMap<Pair, i128>) {
+        if let Some(pair) = self.pair.take() {
+            *counts.entry(pair).or_insert(0) += std::mem::take(&mut self.sum);
         }
     }
 }
