@@ -61,6 +61,11 @@ impl LongWords {
         Self { words: long }
     }
 
+    /// True when there are no long words (the usual case: the merge loop skips them).
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
     /// True when word `w` is a long one.
     pub fn contains(&self, w: u32) -> bool {
         self.words.contains_key(&w)

@@ -207,8 +207,11 @@ impl Merger {
         let mut word_ids = self.pair_words.remove(&pair).unwrap_or_default();
         word_ids.sort_unstable();
         word_ids.dedup();
-        let long = self.long.merge(&word_ids, &self.word_counts, pair, token);
-        word_ids.retain(|&w| !self.long.contains(w));
+        let long = (!self.long.is_empty()).then(|| {
+            let delta = self.long.merge(&word_ids, &self.word_counts, pair, token);
+            word_ids.retain(|&w| !self.long.contains(w));
+            delta
+        });
         let mut taken: Vec<(u32, Word)> =
             word_ids.iter().map(|&w| (w, std::mem::take(&mut self.words[w as usize]))).collect();
         let counts = &self.word_counts;
@@ -220,7 +223,7 @@ impl Merger {
         } else {
             vec![rewrite(&mut taken, counts, pair, token)]
         };
-        deltas.push(long);
+        deltas.extend(long);
         for (w, word) in taken {
             self.words[w as usize] = word;
         }
