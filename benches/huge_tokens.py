@@ -8,6 +8,8 @@ Cases, each in a fresh process (median of `--runs` wall times of the call alone)
   chain    `CoreTokenizer.from_merges` of a log whose token k is "a" * (k + 2): the token
            bytes are about k**2 / 2 and every token splits at every point
   train    `Tokenizer.train_from_iterator(["ab" * (N / 2)], 1000)`: one word of N bytes
+  random   the same on one word of N random lowercase letters (merges until no pair
+           repeats: about 4% of N, so more merges at the larger size)
   spaces   the same on one piece of N spaces
 The ratio of the two times beside the ratio of the two sizes (for chain, of the token
 bytes) shows how each case scales (linear: the same ratio).
@@ -50,6 +52,15 @@ CHILD = {
         start = time.perf_counter()
         Tokenizer.train_from_iterator([word], 1000, progress=False)
     """,
+    "random": """
+        import random, warnings
+        from bytebpe import Tokenizer
+        warnings.simplefilter("ignore")
+        rng = random.Random(0)
+        word = "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k={n}))
+        start = time.perf_counter()
+        Tokenizer.train_from_iterator([word], 1_000_000, progress=False)
+    """,
     "spaces": """
         import warnings
         from bytebpe import Tokenizer
@@ -64,10 +75,12 @@ SIZES = {
     "load": (1 << 20, 4 << 20),
     "chain": (2000, 4000),
     "train": (800_000, 3_200_000),
+    "random": (200_000, 800_000),
     "spaces": (10_000_000, 20_000_000),
 }
 
-UNITS = {"load": "token bytes", "chain": "merges", "train": "word bytes", "spaces": "bytes"}
+UNITS = {"load": "token bytes", "chain": "merges", "train": "word bytes",
+         "random": "word bytes", "spaces": "bytes"}
 
 
 def total_bytes(case: str, n: int) -> int:
