@@ -46,6 +46,25 @@ pub fn check_special_ids(vocab_len: usize, specials: &[(String, Rank)]) -> Resul
 }
 
 impl Tokenizer {
+    /// The one way a loaded tokenizer is built (a file's merge log, ranks or tokens): ids
+    /// at [`MAX_ID`] and above are refused before `make` builds the vocabulary (given the
+    /// special ids, which new ids skip), then the pattern is compiled and the special
+    /// tokens placed. Every bad input is an error, never a panic (fuzzed).
+    pub fn build(
+        pattern: &str,
+        specials: Vec<(String, Rank)>,
+        make: impl FnOnce(&[Rank]) -> Result<Vocab>,
+    ) -> Result<Self> {
+        if let Some(&(_, id)) = specials.iter().find(|&&(_, id)| id as usize >= MAX_ID) {
+            return Err(Error::Corrupt(format!(
+                "special token id {id} is too large (ids must be below {MAX_ID})"
+            )));
+        }
+        let reserved: Vec<Rank> = specials.iter().map(|&(_, id)| id).collect();
+        let vocab = make(&reserved)?;
+        Self::with_special_ids(vocab, Pattern::new(pattern)?, specials)
+    }
+
     /// Special tokens get the ids right after the mergeable tokens, in the given order.
     pub fn new(vocab: Vocab, pattern: Pattern, special_texts: Vec<String>) -> Result<Self> {
         let first = vocab.len() as Rank;
@@ -247,5 +266,24 @@ mod special_id_tests {
         // Small gaps (as in cl100k_base) are fine.
         assert!(with_id(256).is_ok());
         assert!(with_id(300).is_ok());
+    }
+
+    #[test]
+    fn build_refuses_huge_ids_before_making_the_vocabulary() {
+        let specials = vec![("<s>".to_owned(), u32::MAX)];
+        let made = Tokenizer::build("gpt2", specials, |_| panic!("must not be built"));
+        assert!(matches!(made, Err(Error::Corrupt(_))));
+    }
+
+    #[test]
+    fn build_refuses_a_rank_that_is_also_a_special_id() {
+        let ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], b as Rank)).collect();
+        let specials = vec![("<s>".to_owned(), 250)];
+        let made =
+            Tokenizer::build("gpt2", specials, |reserved| Vocab::from_ranks(ranks, reserved));
+        match made {
+            Err(Error::Corrupt(message)) => assert!(message.contains("id 250"), "{message}"),
+            other => panic!("expected Corrupt, got {other:?}"),
+        }
     }
 }

@@ -16,7 +16,7 @@ fn counter() -> WordCounter {
 
 fn options(delimit: Delimit, jsonl: bool, chunk_size: usize) -> ReadOptions {
     let jsonl_field = jsonl.then(|| "text".to_owned());
-    ReadOptions { delimit, jsonl_field, cuts: true, chunk_size, threads: Some(2) }
+    ReadOptions { delimit, jsonl_field, cuts: true, chunk_size, threads: Some(2), hold_bytes: None }
 }
 
 fn text() -> Vec<u8> {
@@ -98,4 +98,84 @@ fn chunked_files_count_like_whole_documents() {
     );
     assert_eq!(counted, 2);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A reader of fed bytes holding at most `hold` bytes of one document.
+fn holding(delimit: Delimit, cuts: bool, hold: usize) -> DocumentReader {
+    let opts = ReadOptions { cuts, hold_bytes: Some(hold), ..options(delimit, false, 1 << 20) };
+    DocumentReader::fed("feed", opts).unwrap()
+}
+
+/// Feeds `chunk` until the reader reports an error (or `times` feeds); returns the error
+/// and the most bytes it held for one document meanwhile.
+fn feed_until_error(
+    reader: &mut DocumentReader,
+    chunk: &[u8],
+    times: usize,
+) -> (Option<Error>, usize) {
+    let mut most = 0;
+    for _ in 0..times {
+        reader.feed(chunk);
+        most = most.max(reader.pending());
+        let (_, error) = reader.next_batch(1 << 16);
+        if error.is_some() {
+            return (error, most);
+        }
+    }
+    (None, most)
+}
+
+#[test]
+fn a_document_without_a_cut_is_held_up_to_the_bound() {
+    let hold = 10_000;
+    // No end and no safe cut (NUL bytes): refused once past the bound, never grown.
+    let mut r = holding(Delimit::Whole, true, hold);
+    r.feed(b"abc\n");
+    let (error, most) = feed_until_error(&mut r, &[0u8; 3000], 100);
+    let Some(Error::BadInput(message)) = error else { panic!("{error:?}") };
+    assert!(most <= hold + 3000, "{most}");
+    let want = "feed: document 0 (from byte 0) has no end and no point where it can be cut (a \
+                line break or a space between printable ASCII characters), and is longer \
+                than 10000 bytes";
+    assert!(message.starts_with(want), "{message}");
+    assert!(r.exhausted() && r.pending() == 0);
+    // A line without a cut: the line number and where it starts are named.
+    let mut r = holding(Delimit::Lines, true, hold);
+    r.feed(b"short line\n");
+    let (error, _) = feed_until_error(&mut r, &[b'x'; 3000], 100);
+    let message = error.unwrap().to_string();
+    assert!(message.contains("line 2 (from byte 11) has no end and no point"), "{message}");
+    assert!(message.contains("longer than 10000 bytes"), "{message}");
+    assert!(message.contains("break the line, or raise memory_limit"), "{message}");
+    // A long line of words is cut before its spaces, and streams.
+    let mut r = holding(Delimit::Lines, true, hold);
+    let (error, most) = feed_until_error(&mut r, &b"word ".repeat(600), 100);
+    assert!(error.is_none() && most <= hold, "{error:?} {most}");
+    // Without cuts (a custom pattern) a long document is held whole, so it is refused too.
+    let mut r = holding(Delimit::Separator(b"<S>".to_vec()), false, hold);
+    r.feed(b"one<S>two<S>");
+    let (error, _) = feed_until_error(&mut r, b"a line\nmore\n", 2000);
+    let message = error.unwrap().to_string();
+    let want = "document 2 (from byte 12) has no end, and cannot be cut";
+    assert!(message.contains(want), "{message}");
+}
+
+#[test]
+fn a_document_with_cuts_streams_within_the_bound() {
+    // Endless text with a safe cut on every line: held bytes stay bounded, never an error.
+    let hold = 4096;
+    let mut r = holding(Delimit::Whole, true, hold);
+    let mut c = counter();
+    let line: Vec<u8> =
+        (0..50).flat_map(|i| format!("w{i} ").into_bytes()).chain(*b"x\n").collect();
+    let mut most = 0;
+    for _ in 0..500 {
+        r.feed(&line);
+        most = most.max(r.pending());
+        assert!(!count_from(&mut c, &mut r, 1 << 20, Some(1)).unwrap());
+    }
+    assert!(most <= hold / 4 + 2 * line.len(), "{most}");
+    r.finish();
+    assert!(count_from(&mut c, &mut r, 1 << 20, Some(1)).unwrap());
+    assert_eq!(c.documents(), 1);
 }

@@ -2,7 +2,8 @@
 
 Every fast path in bytebpe must match this file exactly, merge for merge (ids and counts)
 and id for id. It follows the contract in docs/design.md literally and is written to be read, not to be
-fast: each training step recounts every pair of every word. Only the stdlib and the `regex`
+fast: each training step recounts every pair of every word. It also spells out which words
+a run under a memory limit keeps (`BudgetRun`, at the end). Only the stdlib and the `regex`
 module are used.
 
 Regex semantics: bytebpe splits text with the Rust `fancy-regex` crate (regex-syntax
@@ -28,9 +29,11 @@ was checked, for every code point, against regex-syntax's tables (\\p{L}, \\p{N}
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 import regex
 
@@ -159,6 +162,10 @@ def split_bytes(compiled: regex.Pattern, data: bytes) -> list[bytes]:
     "surrogateescape" turns each byte that is not part of well-formed UTF-8 into its own
     lone surrogate U+DC80..U+DCFF, and nothing else becomes a surrogate.
     """
+    try:
+        return split_text(compiled, data.decode("utf-8"))  # valid throughout: one run
+    except UnicodeDecodeError:
+        pass
     pieces = []
     run = []  # characters of the current valid run
     for ch in data.decode("utf-8", errors="surrogateescape"):
@@ -175,6 +182,8 @@ def split_bytes(compiled: regex.Pattern, data: bytes) -> list[bytes]:
 def split_special(data: bytes, special_tokens: Sequence[str]) -> list[bytes]:
     """The segments between special tokens (longest first at one position, no overlap)."""
     specials = [s.encode("utf-8") for s in special_tokens]
+    if not specials:
+        return [data]
     segments = []
     start = 0
     i = 0
@@ -200,17 +209,37 @@ def to_bytes(doc: str | bytes, surrogates: str = "error") -> bytes:
     raise ValueError(f"surrogates={surrogates!r} is not modelled by the oracle")
 
 
+def cut_piece(piece: bytes, max_token_length: int | None) -> list[bytes]:
+    """`max_token_length`: a piece longer than that many bytes is cut into parts of at most
+    that many, left to right. Each cut goes before the last byte within reach that is not a
+    UTF-8 continuation byte (10xxxxxx), so characters stay whole; when every byte within
+    reach is a continuation byte, the cut goes at exactly `max_token_length` bytes."""
+    if max_token_length is None or len(piece) <= max_token_length:
+        return [piece]
+    parts = []
+    while len(piece) > max_token_length:
+        starts = [i for i in range(1, max_token_length + 1) if not 0x80 <= piece[i] <= 0xBF]
+        cut = starts[-1] if starts else max_token_length
+        parts.append(piece[:cut])
+        piece = piece[cut:]
+    parts.append(piece)
+    return parts
+
+
 def pretokenize(
     doc: str | bytes,
     pattern: str,
     special_tokens: Sequence[str] = (),
     surrogates: str = "error",
+    max_token_length: int | None = None,
 ) -> list[bytes]:
-    """The pieces of one document (special-token occurrences produce no piece)."""
+    """The pieces of one document (special-token occurrences produce no piece), each cut
+    to `max_token_length` bytes if given."""
     compiled = regex.compile(to_python_pattern(resolve_pattern(pattern)))
     pieces = []
     for segment in split_special(to_bytes(doc, surrogates), special_tokens):
-        pieces.extend(split_bytes(compiled, segment))
+        for piece in split_bytes(compiled, segment):
+            pieces.extend(cut_piece(piece, max_token_length))
     return pieces
 
 
@@ -219,10 +248,11 @@ def count_words(
     pattern: str = "cl100k",
     special_tokens: Sequence[str] = (),
     surrogates: str = "error",
+    max_token_length: int | None = None,
 ) -> dict[bytes, int]:
     counts: Counter[bytes] = Counter()
     for doc in docs:
-        counts.update(pretokenize(doc, pattern, special_tokens, surrogates))
+        counts.update(pretokenize(doc, pattern, special_tokens, surrogates, max_token_length))
     return dict(counts)
 
 
@@ -234,8 +264,9 @@ def train(
     special_tokens: Sequence[str] = (),
     min_frequency: int = 2,
     surrogates: str = "error",
+    max_token_length: int | None = None,
 ) -> list[Merge]:
-    words = count_words(docs, pattern, special_tokens, surrogates)
+    words = count_words(docs, pattern, special_tokens, surrogates, max_token_length)
     return train_counts(
         words, vocab_size, special_tokens=special_tokens, min_frequency=min_frequency
     )
@@ -342,12 +373,194 @@ def encode_piece(ranks: Mapping[bytes, int], piece: bytes) -> list[int]:
     return [ranks[part] for part in parts]
 
 
-def encode_bytes(ranks: Mapping[bytes, int], pattern: str, data: bytes) -> list[int]:
+PieceEncoder = Callable[[bytes], list[int]]
+
+
+def encode_bytes(
+    ranks: Mapping[bytes, int], pattern: str, data: bytes, piece_encoder: PieceEncoder | None = None
+) -> list[int]:
+    """The oracle's pieces, each encoded by `encode_piece` (or by `piece_encoder`: another
+    implementation of the same merge, for pieces too long for this quadratic one)."""
     ids = []
     for piece in pretokenize(data, pattern):
-        ids.extend(encode_piece(ranks, piece))
+        ids.extend(piece_encoder(piece) if piece_encoder else encode_piece(ranks, piece))
     return ids
 
 
-def encode_ordinary(ranks: Mapping[bytes, int], pattern: str, text: str) -> list[int]:
-    return encode_bytes(ranks, pattern, text.encode("utf-8"))
+def encode_ordinary(
+    ranks: Mapping[bytes, int], pattern: str, text: str, piece_encoder: PieceEncoder | None = None
+) -> list[int]:
+    return encode_bytes(ranks, pattern, text.encode("utf-8"), piece_encoder)
+
+
+# --- the memory budget: which words a limited run keeps ---------------------------------------
+#
+# docs/design.md, "Memory budget", spelled out literally: the limit's split, the documented
+# per-word estimates, the checkpoints, and the pruning rule with its tie buckets. Training
+# on the words `budget_words` keeps must give a limited run's merges.
+
+MIB = 1 << 20
+_M64 = (1 << 64) - 1
+
+
+def _malloc_chunk(n: int) -> int:
+    """glibc's chunk for n bytes: n + 8 rounded up to 16, at least 32 (0 for nothing)."""
+    return 0 if n == 0 else max(32, -(-(n + 8) // 16) * 16)
+
+
+@functools.cache
+def table_entry_cost(length: int) -> int:
+    """A counting-table word of `length` bytes: 76 bytes of slot + the key's chunk."""
+    return 76 + _malloc_chunk(length)
+
+
+@functools.cache
+def merge_entry_cost(length: int) -> int:
+    """A merge-loop word: 96 + the chunk of 4n bytes of ids + 16 per byte + 240 for words
+    of two or more bytes (the distinct-pair allowance)."""
+    return 96 + _malloc_chunk(4 * length) + 16 * length + (240 if length > 1 else 0)
+
+
+def tie_bucket(word: bytes) -> int:
+    """The top 8 bits of FNV-1a (64-bit) of the word, finished by splitmix64."""
+    h = 0xCBF29CE484222325
+    for b in word:
+        h = ((h ^ b) * 0x100000001B3) & _M64
+    h = ((h ^ (h >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    h = ((h ^ (h >> 27)) * 0x94D049BB133111EB) & _M64
+    return (h ^ (h >> 31)) >> 56
+
+
+class Pruned(NamedTuple):
+    """What one pruning dropped, and where it cut."""
+
+    mass: int  # occurrences dropped
+    covered: int  # bytes they covered (count x length)
+    threshold: int  # t: words counted fewer times all went
+    kept_buckets: int  # k: words counted t times stayed in tie buckets 0..k-1
+
+
+def prune(
+    table: dict[bytes, int], target: int, cost: Callable[[int], int]
+) -> Pruned | None:
+    """Drops the rarest words of `table` (in place) until the summed cost fits `target`;
+    None when it fits already.
+
+    The smallest count t such that the words counted more than t times fit; every word
+    counted fewer than t times goes; of the words counted exactly t times those in the
+    first k of 256 tie buckets stay, k as large as the room left allows."""
+    total = sum(cost(len(word)) for word in table)
+    if total <= target:
+        return None
+    by_count: Counter[int] = Counter()
+    for word, count in table.items():
+        by_count[count] += cost(len(word))
+    above = total
+    for threshold in sorted(by_count):
+        above -= by_count[threshold]
+        if above <= target:
+            break
+    bucket_costs = [0] * 256
+    for word, count in table.items():
+        if count == threshold:
+            bucket_costs[tie_bucket(word)] += cost(len(word))
+    k, used = 0, 0
+    while k < 256 and used + bucket_costs[k] <= target - above:
+        used += bucket_costs[k]
+        k += 1
+    dropped = [
+        word
+        for word, count in table.items()
+        if count < threshold or (count == threshold and tie_bucket(word) >= k)
+    ]
+    pruned = Pruned(
+        mass=sum(table[word] for word in dropped),
+        covered=sum(table[word] * len(word) for word in dropped),
+        threshold=threshold,
+        kept_buckets=k,
+    )
+    for word in dropped:
+        del table[word]
+    return pruned
+
+
+class BudgetRun:
+    """The word table of a run under `memory_limit`: words come in input order, the table
+    is pruned at checkpoints, and `finish` prunes for the merge loop."""
+
+    def __init__(self, memory_limit: int) -> None:
+        avail = memory_limit - 48 * MIB
+        self.checkpoint_every = min(max(avail // 128, 64 << 10), 16 * MIB)
+        self.table_high = avail // 8 * 5
+        self.table_low = avail // 8 * 3
+        self.merge_bytes = avail // 10 * 9
+        self.table: dict[bytes, int] = {}
+        # Every pruning, in order, and whether it was the merge loop's.
+        self.prunings: list[tuple[Pruned, bool]] = []
+
+    def add(self, word: bytes, count: int) -> None:
+        if word and count:
+            self.table[word] = self.table.get(word, 0) + count
+
+    def checkpoint(self) -> None:
+        """Prunes down to the low mark when the table is estimated above the high mark."""
+        if sum(table_entry_cost(len(w)) for w in self.table) > self.table_high:
+            self._prune(self.table_low, table_entry_cost, for_merging=False)
+
+    def finish(self) -> dict[bytes, int]:
+        """Prunes until the merge loop's estimate fits; returns the words trained on."""
+        self._prune(self.merge_bytes, merge_entry_cost, for_merging=True)
+        return self.table
+
+    def _prune(self, target: int, cost: Callable[[int], int], *, for_merging: bool) -> None:
+        pruned = prune(self.table, target, cost)
+        if pruned:
+            self.prunings.append((pruned, for_merging))
+
+    @property
+    def dropped_mass(self) -> int:
+        return sum(p.mass for p, _ in self.prunings)
+
+    @property
+    def dropped_bytes(self) -> int:
+        return sum(p.covered for p, _ in self.prunings)
+
+
+def budget_counts(word_counts: Mapping[bytes, int], memory_limit: int) -> BudgetRun:
+    """Pre-counted words (`train_from_counts`): a checkpoint after each word that takes the
+    bytes of words added (lengths, in the mapping's order) past a multiple of
+    `checkpoint_every`."""
+    run = BudgetRun(memory_limit)
+    added = 0
+    for word, count in word_counts.items():
+        if not (word and count):
+            continue
+        run.add(word, count)
+        before, added = added, added + len(word)
+        if added // run.checkpoint_every > before // run.checkpoint_every:
+            run.checkpoint()
+    run.finish()
+    return run
+
+
+def budget_documents(
+    docs: Iterable[str | bytes], memory_limit: int, pattern: str = "cl100k"
+) -> BudgetRun:
+    """Documents: a checkpoint at the end of each document whose end takes the bytes of
+    documents read past a multiple of `checkpoint_every`, and inside a document after each
+    word whose bytes reach a multiple of `checkpoint_every` bytes of it (start < multiple
+    <= end; the pieces tile the document, no special tokens here)."""
+    run = BudgetRun(memory_limit)
+    read = 0
+    for doc in docs:
+        end = 0
+        for piece in pretokenize(doc, pattern):
+            run.add(piece, 1)
+            start, end = end, end + len(piece)
+            if end // run.checkpoint_every > start // run.checkpoint_every:
+                run.checkpoint()
+        before, read = read, read + len(to_bytes(doc))
+        if read // run.checkpoint_every > before // run.checkpoint_every:
+            run.checkpoint()
+    run.finish()
+    return run

@@ -1,14 +1,18 @@
 """The memory budget: peak RSS under the limit (measured in a subprocess), exact merges
-below it, deterministic pruning above it, the ledger, resuming, and bad limits."""
+below it, deterministic pruning above it (the words kept are the oracle's, by the rule in
+docs/design.md, and the merges are exact BPE on them), the ledger, resuming, and bad
+limits."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 
 import pytest
+import reference as R
 from budget_child import documents
 from bytebpe import RunStore, StoreError, Tokenizer, TrainingWarning
 from bytebpe.cli import main
@@ -86,6 +90,62 @@ def test_pruning_does_not_depend_on_batching_or_threads(pruned, threads, buffer_
     tok = train(memory_limit=LIMIT, num_threads=threads, buffer_size=buffer_size)
     assert tok == pruned
     assert tok.loss_report() == pruned.loss_report()
+
+
+# Words of 5-7 letters over an 8-letter alphabet: 64 pairs, so each of the few merges
+# compared below sums the counts of thousands of kept words (one word kept or dropped
+# wrongly changes a count), and the oracle trains on the ~30,000 kept words in seconds.
+EIGHT_LETTERS = bytes(97 + b % 8 for b in range(256))
+ORACLE_VOCAB = 262
+
+
+def _random_word(rng: random.Random) -> bytes:
+    return rng.randbytes(rng.choice([5, 6, 6, 7])).translate(EIGHT_LETTERS)
+
+
+def _assert_kept_as_the_oracle(tok: Tokenizer, run: R.BudgetRun) -> None:
+    """Both kinds of pruning happened, one of them split the words at its threshold count
+    by tie bucket; the ledger books what the oracle dropped, and the merges are exact BPE
+    on the words it kept."""
+    assert any(not merging for _, merging in run.prunings), "no pruning while counting"
+    assert run.prunings[-1][1], "no pruning before the merge loop"
+    assert any(0 < p.kept_buckets < 256 for p, _ in run.prunings), "no tie split"
+    training = tok.loss_report()["training"]
+    assert training["dropped_word_mass"] == run.dropped_mass
+    assert training["dropped_bytes"] == run.dropped_bytes
+    want = R.train_counts(run.table, ORACLE_VOCAB)
+    assert len(want) == ORACLE_VOCAB - 256
+    assert [tuple(m) for m in tok.merges()] == want
+
+
+def test_pruned_counts_keep_the_oracles_words():
+    # 140,000 distinct words, mostly rare: the table passes its high mark at a counting
+    # checkpoint, and the merge loop's estimate (~4x the table's) needs a second pruning.
+    rng = random.Random(5)
+    words: dict[bytes, int] = {}
+    while len(words) < 140_000:
+        words[_random_word(rng)] = rng.choice([1] * 6 + [2] * 3 + [3, 4, 7, 40])
+    run = R.budget_counts(words, 64 * MIB)
+    # The rarest go: every word dropped is counted at most as often as any word kept.
+    dropped = [count for word, count in words.items() if word not in run.table]
+    assert max(dropped) <= min(run.table.values())
+    tok = Tokenizer.train_from_counts(words, ORACLE_VOCAB, memory_limit=LIMIT, progress=False)
+    _assert_kept_as_the_oracle(tok, run)
+
+
+def test_pruned_documents_keep_the_oracles_words():
+    # Checkpoints fall at document ends; words dropped there come back with fresh counts.
+    # 2 in 5 words are one of 3,000 common ones, the rest drawn afresh (5-letter words
+    # recur now and then: there are 32,768 of them).
+    rng = random.Random(9)
+    common = [b" " + _random_word(rng) for _ in range(3000)]
+
+    def word() -> bytes:
+        return rng.choice(common) if rng.random() < 0.4 else b" " + _random_word(rng)
+
+    docs = [b"".join(word() for _ in range(300)).decode() for _ in range(650)]
+    run = R.budget_documents(docs, 64 * MIB)
+    _assert_kept_as_the_oracle(train(docs, ORACLE_VOCAB, memory_limit=LIMIT, buffer_size=7), run)
 
 
 def test_pruning_does_not_depend_on_how_items_are_grouped(pruned):

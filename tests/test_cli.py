@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import bytebpe.loading
 import numpy as np
 import pytest
 from bytebpe import Tokenizer
@@ -267,6 +268,6 @@ def test_no_traceback_escapes_the_command(sample_tok, monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise RuntimeError("something unforeseen")
 
-    monkeypatch.setattr(Tokenizer, "load", broken)
+    monkeypatch.setattr(bytebpe.loading, "build", broken)
     assert main(["inspect", str(sample_tok)]) == 1
     assert "bytebpe inspect: error: RuntimeError: something unforeseen" in capsys.readouterr().err

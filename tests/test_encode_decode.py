@@ -10,6 +10,7 @@ from bytebpe.cli import main
 from bytebpe.sample import sample_documents
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiktoken_pieces import reference_ids
 
 HELDOUT = sample_documents(split="heldout")[:30]
 
@@ -136,7 +137,9 @@ def test_verify_reports_unreachable_tokens():
 
 @pytest.mark.parametrize("text", ["a" * 1_000_000, "^" * 1_000_000, "1" * 1_000_000, "ab" * 500_000])
 def test_worst_cases_round_trip(tok, text):
-    assert tok.decode(tok.encode_ordinary(text)) == text
+    ids = tok.encode_ordinary(text)
+    assert ids == reference_ids(tok.mergeable_ranks(), tok.pattern, text)
+    assert tok.decode(ids) == text
 
 
 @settings(derandomize=True, max_examples=300, deadline=None)

@@ -8,9 +8,13 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import multiprocessing
 import os
 import random
 import re
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -164,15 +168,20 @@ def test_invalid_utf8_offsets_are_the_documents_own(tmp_path):
 
 
 def safe_cuts(data: bytes) -> list[int]:
-    """The cut rule of src/read/cut.rs, restated."""
+    """The cut rule of src/read/cut.rs, restated: after a line break between printable
+    ASCII bytes (not before "/"), or before a space between printable ASCII bytes."""
     def printable(b: int) -> bool:
         return 0x21 <= b <= 0x7E
-    return [p for p in range(2, len(data))
-            if printable(data[p - 2]) and data[p - 1] == 0x0A and printable(data[p])]
+    after_line_break = [p for p in range(2, len(data))
+                        if printable(data[p - 2]) and data[p - 1] == 0x0A
+                        and printable(data[p]) and data[p] != 0x2F]
+    before_space = [p for p in range(1, len(data) - 1)
+                    if printable(data[p - 1]) and data[p] == 0x20 and printable(data[p + 1])]
+    return sorted(set(after_line_break + before_space))
 
 
 TRICKY = st.text(
-    alphabet=st.sampled_from(list("aZ1 \n\r\t'sdltvmre!.,_-(){}") + [
+    alphabet=st.sampled_from(list("aZ1 \n\r\t'sdltvmre!.,_-(){}/") + [
         "é", "中", "😀", "\u00a0", "\u2028", "\u0301", "ǅ", "٣", "\x0b", "\x1c", "\x85"]),
     max_size=60,
 )
@@ -181,14 +190,17 @@ TRICKY = st.text(
 @settings(derandomize=True, max_examples=1500, deadline=None)
 @given(TRICKY, TRICKY)
 def test_safe_cuts_split_like_the_whole(left, right):
-    text = left + "a\nb" + right  # at least one safe cut
+    text = left + "a\nb c" + right  # at least one safe cut of each kind
     data = text.encode()
+    # Against the hand-written splitters and against the regexes themselves (fancy-regex).
     for pattern in ("gpt2", "cl100k", "o200k"):
-        whole = _bytebpe._split(pattern, text, False)
-        for p in safe_cuts(data):
-            head, tail = data[:p].decode(), data[p:].decode()
-            parts = _bytebpe._split(pattern, head, False) + _bytebpe._split(pattern, tail, False)
-            assert parts == whole, (pattern, text, p)
+        for use_regex in (False, True):
+            whole = _bytebpe._split(pattern, text, use_regex)
+            for p in safe_cuts(data):
+                head, tail = data[:p].decode(), data[p:].decode()
+                parts = (_bytebpe._split(pattern, head, use_regex)
+                         + _bytebpe._split(pattern, tail, use_regex))
+                assert parts == whole, (pattern, use_regex, text, p)
 
 
 def test_a_weaker_rule_would_not_be_safe():
@@ -198,11 +210,26 @@ def test_a_weaker_rule_would_not_be_safe():
     parts = _bytebpe._split("gpt2", "a \n", False) + _bytebpe._split("gpt2", "x", False)
     assert whole != parts
     assert safe_cuts(b"a \nx") == []
+    # Why a printable must follow the space: gpt2 splits "a  " as "a", "  ", but a chunk
+    # ending in "a " as "a", " ".
+    whole = _bytebpe._split("gpt2", "a  ", False)
+    parts = _bytebpe._split("gpt2", "a ", False) + _bytebpe._split("gpt2", " ", False)
+    assert whole != parts
+    assert safe_cuts(b"a  ") == []
+    # Why a printable must come before it: cl100k splits " \n " + "." as " \n", " ", " ."
+    # but a chunk ending in " \n " as one piece (whitespace that ends the text).
+    whole = _bytebpe._split("cl100k", "- \n  .", False)
+    parts = _bytebpe._split("cl100k", "- \n ", False) + _bytebpe._split("cl100k", " .", False)
+    assert whole != parts
+    assert safe_cuts(b"- \n  .") == []
+    # Why not before "/": o200k's punctuation pieces end in [\r\n/]*.
+    assert _bytebpe._split("o200k", ")\n/", False) == [b")\n/"]
+    assert safe_cuts(b")\n/") == []
 
 
 @pytest.mark.parametrize(("pattern", "specials", "bounded"), [
     ("cl100k", [], True), ("gpt2", ["<|eot|>"], True),
-    (r"\w+|\s+", [], False), ("cl100k", ["x\ny"], False),
+    (r"\w+|\s+", [], False), ("cl100k", ["x\ny"], False), ("o200k", ["<|a b|>"], False),
 ])
 def test_memory_is_bounded_only_where_cuts_are_safe(pattern, specials, bounded):
     counter = _bytebpe.WordCounter(pattern, specials)
@@ -356,16 +383,56 @@ def test_missing_files_and_globs(tmp_path):
         Tokenizer.train_from_files([], VOCAB, progress=False)
 
 
+def _train_merges(path: str) -> list[tuple[int, int, int, int]]:
+    return [tuple(m) for m in Tokenizer.train_from_files(path, VOCAB, progress=False).merges()]
+
+
+def _drop_root() -> None:
+    """Becomes 'nobody' (a forked child's first step when the tests run as root)."""
+    import pwd  # POSIX only
+
+    try:
+        nobody = pwd.getpwnam("nobody")
+        uid, gid = nobody.pw_uid, nobody.pw_gid
+    except KeyError:
+        uid = gid = 65534
+    os.setgroups([])
+    os.setgid(gid)
+    os.setuid(uid)
+
+
+def _call_unprivileged(fn, *args):
+    """`fn(*args)` without root's right to read any file: as root (as in CI) in a forked
+    child that drops to 'nobody' first, with a timeout; otherwise in this process."""
+    if os.geteuid() != 0:
+        return fn(*args)
+    pool = multiprocessing.get_context("fork").Pool(1, initializer=_drop_root)
+    try:
+        return pool.apply_async(fn, args).get(timeout=60)
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
 def test_unreadable_files(tmp_path):
     with pytest.raises(IsADirectoryError, match=re.escape(str(tmp_path))):
         Tokenizer.train_from_files(tmp_path, VOCAB, progress=False)
-    if os.geteuid() == 0:
-        pytest.skip("root reads files without read permission")
-    path = tmp_path / "secret.txt"
-    path.write_text("x\n")
-    path.chmod(0)
-    with pytest.raises(PermissionError, match="secret.txt"):
-        Tokenizer.train_from_files(path, VOCAB, progress=False)
+    # A directory anyone may enter (pytest's own is private to its user): the file's mode,
+    # not the way to it, is what refuses the read.
+    folder = Path(tempfile.mkdtemp(prefix="bytebpe-modes-"))
+    try:
+        folder.chmod(0o755)
+        readable, secret = folder / "readable.txt", folder / "secret.txt"
+        for path in (readable, secret):
+            path.write_text("x y x y\n")
+        readable.chmod(0o644)
+        secret.chmod(0)
+        assert _call_unprivileged(_train_merges, str(readable)) == _train_merges(str(readable))
+        with pytest.raises(PermissionError, match="secret.txt"):
+            _call_unprivileged(_train_merges, str(secret))
+    finally:
+        shutil.rmtree(folder)
 
 
 @pytest.mark.parametrize(("line", "message"), [

@@ -2,7 +2,7 @@
 
 `bytebpe._bytebpe._split(pattern, text, use_regex)` splits `text` through either path;
 hypothesis (derandomized) generates the text. Plus the million-character inputs that
-fancy-regex cannot split, through the public API.
+fancy-regex cannot split, through the public API, with ids compared to a reference.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from bytebpe._bytebpe import _split
 from bytebpe.sample import sample_documents
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiktoken_pieces import reference_ids
 
 PATTERNS = ["gpt2", "cl100k", "o200k"]
 
@@ -76,6 +77,7 @@ def tok(request):
 )
 def test_million_character_runs_encode_and_round_trip(tok, text):
     ids = tok.encode_ordinary(text)
+    assert ids == reference_ids(tok.mergeable_ranks(), tok.pattern, text)
     assert tok.decode(ids) == text
 
 
@@ -83,4 +85,6 @@ def test_training_on_a_million_spaces():
     text = " " * 1_000_000 + "x"
     docs = sample_documents(split="train")[:50] + [text]
     tok = Tokenizer.train_from_iterator(docs, 300, progress=False)
-    assert tok.decode(tok.encode_ordinary(text)) == text
+    ids = tok.encode_ordinary(text)
+    assert ids == reference_ids(tok.mergeable_ranks(), tok.pattern, text)
+    assert tok.decode(ids) == text

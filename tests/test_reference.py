@@ -131,6 +131,45 @@ def test_duplicate_tokens_never_arise() -> None:
         assert new_ids == list(range(256, 256 + len(merges))), (first, second, merges)
 
 
+def test_warm_start_reuses_the_id_of_an_unreachable_token() -> None:
+    # The start: the 256 bytes, "abc" at 256 (no "ab" or "bc": unreachable by merging),
+    # and a hole at 257 for a special token. Segmenting by the start's ranks: "abc" is a
+    # token, so that word is [abc]; "abcd" and "xabc" hold no token pair: bytes.
+    #   words [abc] x5, [a, b, c, d] x2, [x, a, b, c] x1
+    # 1: (a,b) = 3 and (b,c) = 3 tie; b"a" < b"b": "ab", the next free id, 258 (257 is
+    #    reserved)                   -> [ab, c, d] x2, [x, ab, c] x1
+    # 2: (ab,c) = 3: its bytes "abc" already are token 256, which it reuses (no new id)
+    #                                -> [abc, d] x2, [x, abc] x1
+    # 3: (abc,d) = 2: "abcd" = 259. Then (x, abc) = 1 is below min_frequency.
+    start = [bytes([i]) for i in range(256)] + [b"abc", b""]
+    words = {b"abc": 5, b"abcd": 2, b"xabc": 1}
+    expected = [(A, B, 258, 3), (258, C, 256, 3), (256, D, 259, 2)]
+    kw = {"special_tokens": ["<s>"], "start": start, "reserved": [257]}
+    assert R.train_counts(words, 1000, **kw) == expected
+    # vocab_size counts tokens: 257 + 1 special = 258 at the start; the reuse adds none,
+    # so 260 holds all three merges. At 259 the vocabulary is full after "ab": training
+    # stops before choosing another pair, even one that would reuse an id.
+    assert R.train_counts(words, 260, **kw) == expected
+    assert R.train_counts(words, 259, **kw) == expected[:1]
+    # Without the hole, new ids are 257 and 258.
+    assert R.train_counts(words, 1000, start=start[:257]) == [
+        (A, B, 257, 3),
+        (257, C, 256, 3),
+        (256, D, 258, 2),
+    ]
+
+
+def test_warm_start_segments_words_by_rank() -> None:
+    # Start: "bc" (256) before "ab" (257). "abcd" segments as a, bc, d (the lower rank
+    # first), so (a, b) never occurs: (a,bc) = 3 and (bc,d) = 3 tie, b"a" < b"bc" ->
+    # "abc" = 258; then (abc,d) = 3 -> "abcd" = 259.
+    start = [bytes([i]) for i in range(256)] + [b"bc", b"ab"]
+    assert R.train_counts({b"abcd": 3}, 1000, start=start) == [
+        (A, 256, 258, 3),
+        (258, D, 259, 3),
+    ]
+
+
 def test_train_pretokenizes_documents() -> None:
     # cl100k: "ab ab ab" -> "ab", " ab", " ab". Pairs: (a,b)=3, (space,a)=2.
     assert R.train(["ab ab ab"], 1000) == [(A, B, 256, 3), (SP, 256, 257, 2)]
@@ -145,6 +184,27 @@ def test_special_tokens_are_not_counted() -> None:
 
 
 # --- pretokenization --------------------------------------------------------------------------
+
+
+def test_max_token_length_cuts_pieces() -> None:
+    # ASCII: cut every 3 bytes.
+    assert R.cut_piece(b"abcdefgh", 3) == [b"abc", b"def", b"gh"]
+    assert R.cut_piece(b"abc", 3) == [b"abc"] and R.cut_piece(b"abc", None) == [b"abc"]
+    # "aé€b" = 61 | C3 A9 | E2 82 AC | 62. At 4: the byte after "aé" (E2) starts a
+    # character, so the first cut is after 3 bytes; "€b" is 4 bytes and fits.
+    assert R.cut_piece("aé€b".encode(), 4) == ["aé".encode(), "€b".encode()]
+    # "😀" (F0 9F 98 80) at 2: no character start within reach, so exactly 2 bytes.
+    assert R.cut_piece("😀".encode(), 2) == [b"\xf0\x9f", b"\x98\x80"]
+    # "😀x" at 3: F0 9F 98 | 80 78.
+    assert R.cut_piece("😀x".encode(), 3) == [b"\xf0\x9f\x98", b"\x80x"]
+    # Through pretokenize: cl100k pieces "Hello", " world" cut at 4.
+    assert R.pretokenize("Hello world", "cl100k", max_token_length=4) == [
+        b"Hell",
+        b"o",
+        b" wor",
+        b"ld",
+    ]
+
 
 
 def test_cl100k_pieces() -> None:
@@ -322,3 +382,44 @@ def test_encode_ordinary_and_bytes() -> None:
 def test_ranks_from_merges() -> None:
     ranks = R.ranks_from_merges([(A, B, 256, 5), (256, C, 257, 2)])
     assert ranks[b"ab"] == 256 and ranks[b"abc"] == 257 and len(ranks) == 258
+
+
+# --- the memory budget ------------------------------------------------------------------------
+
+
+def test_prune_drops_below_the_threshold_and_splits_ties_by_bucket() -> None:
+    def ten(_: int) -> int:
+        return 10
+
+    table = {b"a": 1, b"b": 1, b"c": 2, b"d": 3}  # 40 bytes at 10 a word
+    assert R.prune(dict(table), 40, ten) is None
+    # Target 25: above count 1 are c and d (20 <= 25), so t = 1; the room left (5) takes
+    # no word of count 1.
+    kept = dict(table)
+    assert R.prune(kept, 25, ten) == R.Pruned(mass=2, covered=2, threshold=1, kept_buckets=
+                                              min(R.tie_bucket(b"a"), R.tie_bucket(b"b")))
+    assert kept == {b"c": 2, b"d": 3}
+    # Target 35: room 15 takes one word of count 1: the one in the lower tie bucket.
+    assert R.tie_bucket(b"a") != R.tie_bucket(b"b")
+    first = min(b"a", b"b", key=R.tie_bucket)
+    kept = dict(table)
+    pruned = R.prune(kept, 35, ten)
+    assert kept == {first: 1, b"c": 2, b"d": 3}
+    assert pruned is not None and (pruned.mass, pruned.threshold) == (1, 1)
+    # Target 5: even d alone (10) is too much: t = 3 and nothing is left.
+    kept = dict(table)
+    assert R.prune(kept, 5, ten) == R.Pruned(mass=7, covered=7, threshold=3,
+                                             kept_buckets=R.tie_bucket(b"d"))
+    assert kept == {}
+
+
+def test_budget_estimates_and_limits() -> None:
+    # glibc chunks: 1..24 bytes -> 32, 25..40 -> 48.
+    assert R.table_entry_cost(1) == 76 + 32 and R.table_entry_cost(25) == 76 + 48
+    # 3 bytes: 96 + chunk(12) = 32 + 16 * 3 + 240; one byte has no pair allowance.
+    assert R.merge_entry_cost(3) == 96 + 32 + 48 + 240
+    assert R.merge_entry_cost(1) == 96 + 32 + 16
+    run = R.BudgetRun(64 * R.MIB)  # 16 MiB for the data structures
+    assert run.checkpoint_every == 128 * 1024
+    assert (run.table_high, run.table_low) == (10 * R.MIB, 6 * R.MIB)
+    assert run.merge_bytes == 16 * R.MIB // 10 * 9

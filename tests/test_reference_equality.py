@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 import warnings
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import bytebpe
 import pytest
@@ -166,6 +168,43 @@ def test_large_mixed_corpus(pattern: str) -> None:
     assert_same_merges(tok, oracle(docs, 1200, pattern))
 
 
+# Merges touching at least this many distinct words rewrite them in parallel chunks
+# (src/train/merge.rs); below it, sequentially.
+PARALLEL_WORDS = 32_768
+MERGE_RS = Path(__file__).resolve().parent.parent / "src" / "train" / "merge.rs"
+
+
+@functools.cache
+def parallel_rewrite_docs() -> tuple[str, ...]:
+    """34,000 distinct words " aaa" + b or c + 3 letters (every third one twice). The
+    first three merges, (a, a) then " aa" and " aaa", touch every word (in parallel); the
+    next two, " aaab" and " aaac", ~17,000 each, through the pair counts and word lists
+    the parallel merges left (a word missing from them would leave a count behind, merged
+    again at once)."""
+    letters = "defghijklmnopqrstuvwxyzABC"
+    words = []
+    for i in range(34_000):
+        n = i * 7919 % (2 * 26**3)  # spread over every letter position
+        tail = "".join(letters[n // 26**k % 26] for k in range(3))
+        words.append(" aaa" + "bc"[n // 26**3] + tail)
+    words += words[::3]
+    return tuple("".join(words[i : i + 1000]) for i in range(0, len(words), 1000))
+
+
+@pytest.mark.parametrize("num_threads", [2, 3])
+def test_merges_rewriting_words_in_parallel(num_threads: int) -> None:
+    found = re.search(r"const PARALLEL_WORDS: usize = ([\d_]+);", MERGE_RS.read_text("utf-8"))
+    assert found and int(found[1]) == PARALLEL_WORDS, "update PARALLEL_WORDS and this corpus"
+    docs = parallel_rewrite_docs()
+    want = oracle(docs, 262)
+    words = R.count_words(docs)
+    # The threshold really is crossed: each of the first three merges joins bytes inside
+    # " aaa", which every distinct word starts with.
+    assert [m[:2] for m in want[:5]] == [(97, 97), (32, 256), (257, 97), (258, 98), (258, 99)]
+    assert sum(1 for w in words if w.startswith(b" aaa")) >= PARALLEL_WORDS
+    assert_same_merges(train(docs, 262, num_threads=num_threads), want)
+
+
 @pytest.mark.parametrize("min_frequency", [1, 3, 40])
 def test_min_frequency(min_frequency: int) -> None:
     docs = corpus("code", 15_000)
@@ -173,6 +212,20 @@ def test_min_frequency(min_frequency: int) -> None:
     want = oracle(docs, 2000, min_frequency=min_frequency)
     assert want[-1][3] >= min_frequency
     assert_same_merges(tok, want)
+
+
+@pytest.mark.parametrize("max_token_length", [2, 5, 9])
+def test_max_token_length(max_token_length: int) -> None:
+    # Multi-byte characters (cut before a character when one starts within reach), emoji
+    # longer than the limit, long runs of spaces and punctuation.
+    docs = corpus("multilingual", 12_000) + corpus("code", 12_000)
+    docs += tuple(sample_documents(kind="emoji")) + ("=" * 50 + " " * 33 + "\U0001f600" * 9,)
+    tok = train(docs, 450, max_token_length=max_token_length)
+    want = R.train(docs, 450, max_token_length=max_token_length)
+    assert_same_merges(tok, want)
+    assert max(len(t) for t in tok.mergeable_ranks()) <= max_token_length
+    cut = sum(1 for doc in docs for p in R.pretokenize(doc, "cl100k") if len(p) > max_token_length)
+    assert cut and tok.loss_report()["training"]["pieces_cut"] == cut
 
 
 def test_custom_pattern_with_gaps() -> None:
@@ -416,6 +469,14 @@ def test_random_bytes(docs: list[bytes], pattern: str) -> None:
     for doc in docs:
         assert tok.encode_bytes(doc) == R.encode_bytes(ranks, pattern, doc)
         assert tok.decode_bytes(tok.encode_bytes(doc)) == doc
+
+
+@hypothesis_settings
+@given(docs=byte_docs, max_token_length=st.integers(1, 7), pattern=st.sampled_from(PATTERNS))
+def test_random_max_token_length(docs: list[bytes], max_token_length: int, pattern: str) -> None:
+    tok = train(docs, 330, pattern=pattern, min_frequency=1, max_token_length=max_token_length)
+    want = R.train(docs, 330, pattern=pattern, min_frequency=1, max_token_length=max_token_length)
+    assert_same_merges(tok, want)
 
 
 # Documents built from special-token material, as str or as bytes with invalid UTF-8.

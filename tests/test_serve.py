@@ -103,6 +103,23 @@ def test_special_tokens_follow_the_library(server: Server, tok: Tokenizer) -> No
         assert r.status_code == 400 and r.json()["error"]["field"] == "allowed_special"
 
 
+@pytest.mark.parametrize("field", ["allowed_special", "disallowed_special"])
+@pytest.mark.parametrize("value", ["ALL", "none", SPECIAL, [SPECIAL, 5], ["x", None], 5, True])
+def test_special_fields_follow_the_library_rules(server: Server, tok: Tokenizer, field: str,
+                                                 value: object) -> None:
+    # The service parses these with the library's own rule: same refusal, same words.
+    python_value = tuple(value) if isinstance(value, list) else value
+    with pytest.raises((TypeError, ValueError)) as refused:
+        tok.encode("x", **{field: python_value})  # type: ignore[arg-type]
+    with server.client() as c:
+        r = c.post("/v1/tokenize", json={"text": "x", field: value})
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert error["code"] == "invalid_field"
+    assert error["message"] == str(refused.value)
+    assert error["field"] == (f"{field}[1]" if isinstance(value, list) else field)
+
+
 def test_pieces_and_offsets(server: Server, tok: Tokenizer) -> None:
     text = "café 東京 🙂 naïve"
     with server.client() as c:

@@ -13,6 +13,7 @@ import time
 import pytest
 from bytebpe import CorruptTokenizerError, RunStore, StoreError, Tokenizer, TrainingWarning
 from bytebpe.sample import sample_documents
+from bytebpe.store_rows import row_sum
 
 DOCS = sample_documents()[:150]
 
@@ -175,8 +176,8 @@ def test_truncated_store(tmp_path):
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        ("DELETE FROM merges WHERE rank = 10", "gap at rank 10"),
-        ("UPDATE merges SET token_id = 999 WHERE rank = 3", "merge 3"),
+        ("DELETE FROM merges WHERE rank = 10", "merges rank 10: it is missing"),
+        ("UPDATE merges SET token_id = 999 WHERE rank = 3", "merges rank 3: token_id 999"),
     ],
 )
 def test_edited_merge_log_is_detected(tmp_path, edit, message):
@@ -342,7 +343,10 @@ def test_loading_a_store_with_a_pending_log_sees_its_commits(tmp_path):
     keep.execute("SELECT 1 FROM meta").fetchall()
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA wal_autocheckpoint=0")
+    # As a run interrupted at 100 merges would leave it (a prefix, not complete).
     conn.execute("DELETE FROM merges WHERE rank >= 100")
+    conn.execute("UPDATE meta SET value = '0', sum = ? WHERE key = 'complete'",
+                 (row_sum("meta", "complete", "0"),))
     conn.commit()
     conn.close()
     assert os.path.getsize(str(path) + "-wal") > 0
@@ -369,7 +373,7 @@ def test_a_store_that_fails_to_open_leaves_nothing_open(tmp_path):
     conn.commit()
     conn.close()
     for _ in range(2):  # the retry is refused for the same reason, not as "in use"
-        with pytest.raises(CorruptTokenizerError, match="merge 5 joins ids 99999"):
+        with pytest.raises(CorruptTokenizerError, match="merges rank 5: it joins ids 99999"):
             train(store=RunStore(path), vocab_size=400)
         assert _open_files_under(tmp_path) == []
         assert not os.path.exists(str(path) + ".lock")

@@ -3,8 +3,10 @@ merges are the oracle's, and every export keeps the ids."""
 
 from __future__ import annotations
 
+import base64
 import functools
 import os
+import pickle
 
 import pytest
 import reference as R
@@ -295,3 +297,44 @@ def test_files_and_streams_extend_a_base_too(tmp_path) -> None:
         from_stream = Tokenizer.train_from_stream(f, 700, base=base, seed_merges="code",
                                                   progress=False)
     assert from_stream.merges() == expected
+
+
+def test_a_merge_onto_an_imported_unreachable_token_reuses_its_id(tmp_path) -> None:
+    # An imported vocabulary with "abc" at 256 but neither "ab" nor "bc": no merge makes
+    # it. Training on words holding "abc" makes "bc", then (a, bc): its bytes are token
+    # 256, so that merge reuses id 256 (contract item 3) and does not count toward
+    # vocab_size. The merges are the oracle's, ids and counts.
+    start = [bytes([i]) for i in range(256)] + [b"abc"]
+    path = tmp_path / "base.tiktoken"
+    path.write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(start)))
+    base = Tokenizer.from_tiktoken(path, pattern="cl100k", special_tokens={SPECIAL: 257})
+    assert base.verify() == ['token 256 ("abc") is unreachable: its bytes encode as [97, 98, 99]']
+    docs = (*corpus("code", 20), " ".join(["abcd", "xabc", "zabcq", "abc"] * 300))
+    words = R.count_words(docs, "cl100k", [SPECIAL])
+    want = R.train_counts(words, 340, special_tokens=[SPECIAL], start=[*start, b""],
+                          reserved=[257])
+    reuse = next(i for i, m in enumerate(want) if m[2] == 256)
+    made = dict(enumerate(start))
+    for left, right, token, _ in want:
+        made.setdefault(token, made[left] + made[right])
+    assert made[want[reuse][0]] + made[want[reuse][1]] == b"abc"
+
+    tok = train(docs, 340, base=base)
+    assert [tuple(m) for m in tok.merges()] == want
+    assert tok.vocab_size == 340 and len(want) == 340 - 258 + 1
+    assert tok.special_tokens == {SPECIAL: 257}
+    ranks = tok.mergeable_ranks()
+    for doc in docs[-3:]:
+        assert tok.encode_ordinary(doc) == R.encode_ordinary(ranks, "cl100k", doc)
+    # The vocabulary is full right before the reusing merge: training stops there, as
+    # the oracle does; one more token takes the reuse and the next new token.
+    assert [tuple(m) for m in train(docs, 258 + reuse, base=base).merges()] == want[:reuse]
+    assert [tuple(m) for m in train(docs, 259 + reuse, base=base).merges()] == want[: reuse + 2]
+    # Saved and loaded, pickled, kept in a run store, and through tiktoken: the same ids.
+    tok.save(tmp_path / "tok.json")
+    stored = train(docs, 340, base=base, store=tmp_path / "run.sqlite")
+    for again in (Tokenizer.load(tmp_path / "tok.json"), pickle.loads(pickle.dumps(tok)),
+                  stored, Tokenizer.load(tmp_path / "run.sqlite")):
+        assert again.merges() == tok.merges() and again.mergeable_ranks() == ranks
+        assert again.special_tokens == {SPECIAL: 257}
+    assert tok.to_tiktoken().encode_ordinary(docs[-1]) == tok.encode_ordinary(docs[-1])

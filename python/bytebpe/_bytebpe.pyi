@@ -1,5 +1,6 @@
 """Type stubs for the private native module (src/py/). Use `bytebpe.Tokenizer` instead."""
 
+import os
 from collections.abc import Callable, Sequence
 from typing import final
 
@@ -136,6 +137,8 @@ class WordCounter:
     @property
     def batch_bytes(self) -> int | None: ...
     @property
+    def hold_bytes(self) -> int | None: ...
+    @property
     def table_bytes(self) -> int: ...
     def fit_merge_budget(self) -> int: ...
     def train(
@@ -151,7 +154,7 @@ class WordCounter:
 class DocumentReader:
     def __new__(
         cls,
-        path: str | None,
+        path: str | bytes | os.PathLike[str] | os.PathLike[bytes] | None,
         name: str,
         documents: str,
         separator: bytes | None,
@@ -159,6 +162,7 @@ class DocumentReader:
         cuts: bool,
         chunk_size: int,
         num_threads: int | None = None,
+        hold_bytes: int | None = None,
     ) -> DocumentReader: ...
     @property
     def name(self) -> str: ...

@@ -3,9 +3,16 @@ argument, the value and what would be accepted."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from bytebpe.errors import UnknownTokenError
+
+
+def printable_path(path: str | bytes) -> str:
+    """A file name for messages: bytes of a name that is not UTF-8 shown as \\xNN escapes
+    (a str with surrogate escapes cannot be printed or encoded as UTF-8)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def check_int(name: str, value: object, *, minimum: int, why: str = "") -> int:

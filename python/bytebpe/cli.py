@@ -169,17 +169,20 @@ def _write(tok: Tokenizer, args: argparse.Namespace) -> str:
     return output
 
 
-def load_tokenizer(path: str, pattern: str | None = None) -> Tokenizer:
-    """Any tokenizer file bytebpe reads, by its content (`Tokenizer.load`); `pattern` is
-    used only by a bare .tiktoken ranks file (one without its sidecar)."""
-    bare = loading.kind_of(path) == "tiktoken" and not os.path.exists(sidecar_path(path))
+def load_tokenizer(path: str, pattern: str | None = None) -> tuple[Tokenizer, str]:
+    """Any tokenizer file bytebpe reads, by its content (read once, so a pipe works), and
+    its kind; `pattern` is used only by a bare .tiktoken ranks file (one without its
+    sidecar)."""
+    file = loading.read(path)
+    bare = file.kind == "tiktoken" and not os.path.exists(sidecar_path(file.path))
     if bare and pattern is None:
         raise ValueError(
             f"{path} is a bare .tiktoken ranks file (no sidecar {sidecar_path(path)}), which "
             "does not store its pre-tokenization pattern; pass --pattern (cl100k, o200k, "
             "gpt2, or the regex it was trained with)"
         )
-    return Tokenizer.load(path, pattern=pattern if bare else None)
+    loaded = loading.build(file, pattern=pattern if bare else None)
+    return Tokenizer(*loaded), file.kind
 
 
 def _add_input_options(p: argparse.ArgumentParser) -> None:
@@ -242,7 +245,7 @@ def _training_options(args: argparse.Namespace) -> TrainingOptions:
         min_frequency=args.min_frequency,
         num_threads=args.threads,
         store=args.store,
-        base=load_tokenizer(args.base, args.pattern) if args.base else None,
+        base=load_tokenizer(args.base, args.pattern)[0] if args.base else None,
         seed_merges=args.seed_merges,
         memory_limit=args.memory_limit,
         progress=not args.no_progress,
@@ -364,7 +367,7 @@ def _encode(args: argparse.Namespace) -> int:
     if args.documents == "separator" or args.separator is not None:
         raise ValueError("encode splits documents by line or by file (--documents lines|files)")
     file_format.check_writable_file(args.output)
-    tok = load_tokenizer(args.tokenizer, args.pattern)
+    tok, _ = load_tokenizer(args.tokenizer, args.pattern)
     started = time.perf_counter()
     docs = read_files(args.inputs, documents=args.documents, text_column=args.text_column)
     count = tok.encode_to_file(docs, args.output, dtype=args.dtype, eot=args.eot,
@@ -402,14 +405,14 @@ def _add_export(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 
 def _export(args: argparse.Namespace) -> int:
     _check_output(args)
-    tok = load_tokenizer(args.path, args.pattern)
+    tok, _ = load_tokenizer(args.path, args.pattern)
     print(f"wrote {_write(tok, args)} ({args.format}, {tok.vocab_size:,} tokens)")
     return 0
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    tok = load_tokenizer(args.path, args.pattern)
-    if loading.kind_of(args.path) == "store":
+    tok, kind = load_tokenizer(args.path, args.pattern)
+    if kind == "store":
         run = store.read(args.path, with_snapshot=False)
         meta = run.meta
         print(f"run store {args.path}")
@@ -426,7 +429,7 @@ def _inspect(args: argparse.Namespace) -> int:
         print(f"  merges: {len(run.merges):,}; vocabulary so far: {tok.vocab_size:,}")
         print(f"  complete: {'yes' if meta.get('complete') == '1' else 'no'}")
     else:
-        print(f"tokenizer {args.path} ({loading.kind_of(args.path)})")
+        print(f"tokenizer {args.path} ({kind})")
         print(f"  pattern: {tok.pattern_name or repr(tok.pattern)}")
         print(f"  special tokens: {list(tok.special_tokens)}")
         print(f"  vocab_size: {tok.vocab_size:,}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from bytebpe._bytebpe import CorruptTokenizerError, InputError, PatternError, UnknownTokenError
 
 __all__ = [
+    "ArgumentError",
     "BlockError",
     "ClusterError",
     "CorruptTokenizerError",
@@ -18,6 +19,12 @@ __all__ = [
     "TrainingWarning",
     "UnknownTokenError",
 ]
+
+
+class ArgumentError(ValueError):
+    """An argument that does not fit the file being read (`vocab_size` too small for its
+    special tokens, no `pattern` for a bare .tiktoken file): the call's fault, not the
+    file's, so it is not a CorruptTokenizerError."""
 
 
 class StoreError(ValueError):

@@ -18,15 +18,19 @@ pickles tokenizers, and `from_store` reads a run store's merge log the same way.
 from __future__ import annotations
 
 import base64
+import binascii
 import contextlib
 import errno
 import hashlib
 import json
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from bytebpe._bytebpe import CoreTokenizer, CorruptTokenizerError
+from bytebpe.errors import ArgumentError
+from bytebpe.fields import MAX_COUNT, MAX_ID, At, parse_json, reading
+from bytebpe.ledger import read_training_ledger
 from bytebpe.store import StoredRun
 
 MergeEntry = tuple[int, int, int, int]
@@ -50,7 +54,7 @@ def to_state(core: CoreTokenizer, ledger: dict[str, Any] | None = None) -> dict[
     }
 
 
-def check_header(obj: Any, where: str, fmt: str, version: int, what: str) -> None:
+def check_header(obj: Any, where: str, fmt: str, version: int, what: str) -> dict[str, Any]:
     """Refuses a JSON document that is not `fmt` at `version` (a foreign or newer file)."""
     if not isinstance(obj, dict) or obj.get("format") != fmt:
         raise CorruptTokenizerError(f"{where} is not a {what}")
@@ -59,40 +63,94 @@ def check_header(obj: Any, where: str, fmt: str, version: int, what: str) -> Non
             f"{where} has format version {obj.get('version')!r}; this bytebpe reads "
             f"version {version} (upgrade bytebpe)"
         )
+    return obj
+
+
+class State(NamedTuple):
+    """A tokenizer file's fields, each checked for its type and range."""
+
+    pattern: str
+    special_tokens: list[tuple[str, int]]
+    tokens: list[bytes]
+    merges: list[MergeEntry]
+    vocab_size: int
+    ledger: dict[str, Any] | None
+
+
+def read_state(state: Any, where: str) -> State:
+    """The fields of `to_state` output; CorruptTokenizerError naming the field otherwise."""
+    top = At(where)
+    obj = check_header(state, where, FORMAT, VERSION, "bytebpe tokenizer")
+    pattern, at = top.field(obj, "pattern")
+    pattern = at.string(pattern)
+    value, at = top.field(obj, "special_tokens")
+    specials = [_special(entry, at.item(i)) for i, entry in enumerate(at.array(value))]
+    value, at = top.field(obj, "tokens")
+    tokens = [_token(entry, at, i) for i, entry in enumerate(at.array(value))]
+    value, at = top.field(obj, "merges")
+    merges = [_merge(entry, at, i) for i, entry in enumerate(at.array(value))]
+    value, at = top.field(obj, "vocab_size")
+    vocab_size = at.integer(value, MAX_ID + 1)
+    ledger = read_training_ledger(obj.get("ledger"), top.key("ledger"))
+    return State(pattern, specials, tokens, merges, vocab_size, ledger)
+
+
+def _special(entry: Any, at: At) -> tuple[str, int]:
+    pair = at.array(entry)
+    if len(pair) != 2:
+        raise at.error(f"expected [text, id], got {len(pair)} items")
+    return at.item(0).string(pair[0]), at.item(1).integer(pair[1])
+
+
+# Tokens and merges are most of a file: each is checked on a fast path first, and an
+# `At` (its path) is made only to word an error.
+
+
+def _token(entry: Any, at: At, i: int) -> bytes:
+    """tokens[i]: base64 of the token's bytes."""
+    if type(entry) is str:
+        try:
+            return base64.b64decode(entry, validate=True)
+        except (binascii.Error, ValueError):
+            raise at.item(i).error(f"{entry[:60]!r} is not base64") from None
+    raise at.item(i).expected("a string", entry)
+
+
+def _merge(entry: Any, at: At, i: int) -> MergeEntry:
+    """merges[i]: left, right and token ids, and the merge's count (ids are checked
+    against each other by the core)."""
+    if type(entry) is list and len(entry) == 4:
+        left, right, token, count = entry
+        if (type(left) is int and type(right) is int and type(token) is int
+                and type(count) is int and 0 <= left <= MAX_ID and 0 <= right <= MAX_ID
+                and 0 <= token <= MAX_ID and 0 <= count <= MAX_COUNT):
+            return (left, right, token, count)
+    place = at.item(i)
+    items = place.array(entry)
+    if len(items) != 4:
+        raise place.error(f"expected 4 integers [left, right, token, count], got {len(items)}")
+    left, right, token = (place.item(k).integer(items[k]) for k in range(3))
+    return (left, right, token, place.item(3).integer(items[3], MAX_COUNT))
 
 
 def from_state(state: Any, where: str, vocab_size: int | None = None) -> Loaded:
     """Rebuilds a tokenizer from `to_state` output; `where` names the source in errors.
     With `vocab_size`, only the first merges (or the lowest ids) are kept."""
-    check_header(state, where, FORMAT, VERSION, "bytebpe tokenizer")
-    try:
-        specials = [str(t) for t, _ in state["special_tokens"]]
-        tokens = [base64.b64decode(t, validate=True) for t in state["tokens"]]
-        merges = [_merge(m) for m in state["merges"]]
+    with reading(where):
+        fields = read_state(state, where)
+        specials = [text for text, _ in fields.special_tokens]
         if vocab_size is None:
-            ids = [tuple(t) for t in state["special_tokens"]]
-            core = _build(state["pattern"], merges, tokens, ids)
-            if core.vocab_size != state.get("vocab_size"):
+            core = _build(fields.pattern, fields.merges, fields.tokens, fields.special_tokens)
+            if core.vocab_size != fields.vocab_size:
                 raise CorruptTokenizerError(
-                    f"it says vocab_size={state.get('vocab_size')!r} but holds {core.vocab_size}"
+                    f"{where}: vocab_size: it says {fields.vocab_size} but the file holds "
+                    f"{core.vocab_size} tokens"
                 )
         else:
             # A vocab_size this file cannot be cut to is the argument's fault, not the file's.
-            _check_cut(tokens, specials, vocab_size)
-            core = truncated(state["pattern"], merges, tokens, specials, vocab_size)
-    except _CutError as e:
-        raise ValueError(f"{where}: {e}") from None
-    except CorruptTokenizerError as e:
-        raise CorruptTokenizerError(f"{where}: {e}") from None
-    except (KeyError, TypeError, ValueError, OverflowError) as e:
-        raise CorruptTokenizerError(f"{where} has a malformed field: {e!r}") from None
-    return core, state.get("ledger")
-
-
-def _merge(entry: Any) -> MergeEntry:
-    """One merge-log entry of a file: four integers (checked by the core)."""
-    left, right, token, count = entry
-    return (left, right, token, count)
+            _check_cut(fields.tokens, specials, vocab_size, where)
+            core = truncated(fields.pattern, fields.merges, fields.tokens, specials, vocab_size)
+    return core, fields.ledger
 
 
 def _build(
@@ -113,9 +171,13 @@ def _build(
 
 
 def full_log(merges: Sequence[MergeEntry], tokens: list[bytes]) -> bool:
-    """Whether the merge log made every token but the 256 bytes (empty tokens are the
-    ids of special tokens among the merged ones)."""
-    return len({m[2] for m in merges}) == sum(1 for t in tokens if t) - 256
+    """Whether the merge log made every token but the 256 bytes: the tokens it names, in
+    the order they first appear, are every non-empty id from 256 up (empty tokens are the
+    ids of special tokens among the merged ones; a later merge naming a token already
+    made reused its id). Counting the distinct tokens is not enough: a log extending an
+    imported vocabulary may reuse one of the imported ids (an unreachable token)."""
+    made = list(dict.fromkeys(m[2] for m in merges))
+    return made == [i for i, t in enumerate(tokens) if t and i >= 256]
 
 
 def fitting_prefix(
@@ -138,20 +200,19 @@ def _specials_after(n_tokens: int, specials: list[str]) -> list[tuple[str, int]]
     return [(t, n_tokens + i) for i, t in enumerate(specials)]
 
 
-class _CutError(ValueError):
-    """A `vocab_size` a tokenizer cannot be cut to (the caller's argument is wrong)."""
-
-
-def _check_cut(tokens: list[bytes], specials: list[str], vocab_size: int) -> None:
-    """Raises `_CutError` (a ValueError) when `vocab_size` cannot cut this tokenizer."""
+def _check_cut(
+    tokens: list[bytes], specials: list[str], vocab_size: int, where: str | None = None
+) -> None:
+    """Raises `ArgumentError` (a ValueError) when `vocab_size` cannot cut this tokenizer."""
+    named = f"{where}: " if where else ""
     if vocab_size - len(specials) < 256:
-        raise _CutError(
-            f"vocab_size={vocab_size} is too small: it must be at least {256 + len(specials)} "
+        raise ArgumentError(
+            f"{named}vocab_size={vocab_size} is too small: it must be at least {256 + len(specials)} "
             f"(256 bytes and {len(specials)} special tokens)"
         )
     if any(not t for t in tokens):
-        raise _CutError(
-            "this tokenizer keeps special-token ids among its merged tokens (it was "
+        raise ArgumentError(
+            f"{named}this tokenizer keeps special-token ids among its merged tokens (it was "
             "extended), so it cannot be cut to a smaller vocab_size"
         )
 
@@ -179,7 +240,7 @@ def from_store(stored: StoredRun, where: str, vocab_size: int | None) -> Loaded:
     """The tokenizer of a run store's merge log (any prefix of it is a valid tokenizer)."""
     specials = stored.special_tokens
     pattern = stored.meta["pattern"]
-    try:
+    with reading(where):
         if "start_state" in stored.meta:
             core = _extended_from_store(stored, where, vocab_size)
         elif vocab_size is None:
@@ -188,25 +249,27 @@ def from_store(stored: StoredRun, where: str, vocab_size: int | None) -> Loaded:
                 pattern, stored.merges, _specials_after(n_tokens, specials)
             )
         else:
+            _check_cut([], specials, vocab_size, where)
             core = truncated(pattern, stored.merges, [], specials, vocab_size)
-    except (CorruptTokenizerError, ValueError) as e:
-        raise type(e)(f"{where}: {e}") from None
     ledger = stored.ledger.get("training", stored.ledger.get("counting"))
     return core, ledger
 
 
 def _extended_from_store(stored: StoredRun, where: str, vocab_size: int | None) -> CoreTokenizer:
     """A warm-started run: the tokenizer it started from, plus the stored merges."""
-    start, _ = from_state(json.loads(stored.meta["start_state"]), f"{where} (its start)")
+    its_start = f"{where} (its start)"
+    state = parse_json(str(stored.meta["start_state"]).encode("utf-8"), its_start,
+                       "bytebpe tokenizer")
+    start, _ = from_state(state, its_start)
     known = {t for t, _ in start.special_tokens}
     new_specials = [t for t in stored.special_tokens if t not in known]
     merges: Sequence[MergeEntry] = stored.merges
     if vocab_size is not None:
         floor = start.vocab_size + len(new_specials)
         if vocab_size < floor:
-            raise ValueError(
-                f"vocab_size={vocab_size} is smaller than the tokenizer this run extends "
-                f"({floor} tokens with the special tokens)"
+            raise ArgumentError(
+                f"{where}: vocab_size={vocab_size} is smaller than the tokenizer this run "
+                f"extends ({floor} tokens with the special tokens)"
             )
         merges = fitting_prefix(merges, vocab_size - floor, len(start.tokens()))
     return start.extended(merges, new_specials)
@@ -230,7 +293,8 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Writes `data` to `path` through a temporary file and a rename, so a crash mid-write
     never leaves a half file at `path`."""
     check_writable_file(path)
-    tmp = f"{os.fspath(path)}.tmp-{os.getpid()}"
+    path = os.fsdecode(path)  # bytes names too (surrogate escapes keep them exact)
+    tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "wb") as f:
             f.write(data)
@@ -240,13 +304,13 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     except OSError as e:
         with contextlib.suppress(OSError):
             os.remove(tmp)
-        raise OSError(e.errno, f"cannot write {os.fspath(path)!r}: {e.strerror}") from None
+        raise OSError(e.errno, f"cannot write {path!r}: {e.strerror}") from None
 
 
 def check_writable_file(path: str | os.PathLike[str]) -> None:
     """Raises OSError naming `path` unless a file can be written there: its directory
     exists and `path` is not a directory. Called before long work that ends in a write."""
-    name = os.fspath(path)
+    name = os.fsdecode(path)  # repr() shows a non-UTF-8 byte as \\udcXX: printable
     if os.path.isdir(name):
         raise IsADirectoryError(errno.EISDIR, f"{name!r} is a directory; give a file path")
     parent = os.path.dirname(os.path.abspath(name))
@@ -261,20 +325,21 @@ def check_writable_file(path: str | os.PathLike[str]) -> None:
 
 
 def load(path: str | os.PathLike[str], vocab_size: int | None = None) -> Loaded:
-    where = repr(os.fspath(path))
     with open(path, "rb") as f:
         raw = f.read()
-    if not raw:
+    return load_bytes(raw, repr(os.fsdecode(path)), vocab_size)
+
+
+def load_bytes(raw: bytes, where: str, vocab_size: int | None = None) -> Loaded:
+    """The tokenizer of a file's bytes (read once: the file may be a pipe); `where` names
+    the file in errors."""
+    if not raw.strip():
         raise CorruptTokenizerError(f"{where} is empty (a run store that is being created?)")
-    try:
-        state = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CorruptTokenizerError(
-            f"{where} is not a bytebpe tokenizer file (not valid JSON: {e})"
-        ) from None
-    is_ours = isinstance(state, dict) and state.get("format") == FORMAT
-    if is_ours and state.get("sha256") != _digest(state):
-        raise CorruptTokenizerError(
-            f"{where} fails its checksum: the file was modified or damaged"
-        )
-    return from_state(state, where, vocab_size)
+    state = parse_json(raw, where, "bytebpe tokenizer file")
+    with reading(where):
+        is_ours = isinstance(state, dict) and state.get("format") == FORMAT
+        if is_ours and state.get("sha256") != _digest(state):
+            raise CorruptTokenizerError(
+                f"{where} fails its checksum: the file was modified or damaged"
+            )
+        return from_state(state, where, vocab_size)

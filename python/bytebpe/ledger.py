@@ -10,6 +10,8 @@ import copy
 import threading
 from typing import Any, TypedDict
 
+from bytebpe.fields import MAX_COUNT, At
+
 DECODE_KEYS = ("bytes_replaced", "bytes_ignored", "unknown_ids")
 
 
@@ -50,6 +52,38 @@ class LossReport(TypedDict):
 
     training: TrainingLedger | None
     decode: DecodeCounts
+
+
+_COUNTS = ("documents", "bytes", "lone_surrogates", "unmatched_bytes", "pieces_cut",
+           "dropped_word_mass", "dropped_bytes")
+_COUNTS_BY_KIND = ("invalid_utf8_bytes", "rejected_items")
+
+
+def read_training_ledger(value: object, at: At) -> dict[str, Any] | None:
+    """A training ledger read from a file (`at` is its place): null, or an object whose
+    known fields have their types (a damaged one would break `loss_report` later)."""
+    if value is None:
+        return None
+    ledger = at.obj(value)
+    for key in ("documents", "bytes"):  # every report shows them
+        at.field(ledger, key)
+    for key in _COUNTS:
+        if key in ledger:
+            at.key(key).integer(ledger[key], MAX_COUNT)
+    for key in _COUNTS_BY_KIND:
+        if key in ledger:
+            where = at.key(key)
+            for kind, count in where.obj(ledger[key]).items():
+                where.key(kind).integer(count, MAX_COUNT)
+    if "invalid_utf8_examples" in ledger:
+        where = at.key("invalid_utf8_examples")
+        for i, example in enumerate(where.array(ledger["invalid_utf8_examples"])):
+            item = where.item(i)
+            fields = item.obj(example)
+            item.key("kind").string(item.field(fields, "kind")[0])
+            for key in ("document", "offset"):
+                item.key(key).integer(item.field(fields, key)[0], MAX_COUNT)
+    return ledger
 
 
 class DecodeLedger:

@@ -6,13 +6,16 @@ file (with its sidecar, or a `pattern`). Returns the native tokenizer and its le
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
+from typing import NamedTuple
 
 from bytebpe import file_format, interop, store
 from bytebpe.errors import CorruptTokenizerError
 
-__all__ = ["KINDS", "kind_of", "load_any"]
+__all__ = ["KINDS", "ReadFile", "build", "load_any", "read"]
 
 KINDS = ("bytebpe", "store", "huggingface", "tiktoken")
 # A `.tiktoken` line: base64 of the token's bytes, a space, its rank.
@@ -20,20 +23,52 @@ _RANKS_LINE = re.compile(rb"[A-Za-z0-9+/]*={0,2} \d+\r?\n?")
 _HEAD = 4096
 
 
-def kind_of(path: str | os.PathLike[str]) -> str:
-    """Which of `KINDS` the file at `path` is, from its first bytes; CorruptTokenizerError
-    when it is none of them (naming the file and what was expected)."""
-    where = repr(os.fspath(path))
-    if os.path.isdir(path):
-        if os.path.exists(os.path.join(path, "tokenizer.json")):
-            return "huggingface"
+class ReadFile(NamedTuple):
+    """A tokenizer file, read once: its name, its kind (one of `KINDS`) and its bytes
+    (None for a run store or a directory, which their readers open themselves)."""
+
+    path: str
+    kind: str
+    raw: bytes | None
+
+    @property
+    def where(self) -> str:
+        return repr(self.path)
+
+
+def read(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> ReadFile:
+    """Opens `path` once and tells its kind from its first bytes. A pipe, FIFO or device
+    is read exactly once (so `/dev/stdin` and `<(cat tok.json)` work); like `open()`, a
+    FIFO blocks until a writer opens it. OS errors (missing file, permission) are OSError
+    naming the path; a file of no known kind is CorruptTokenizerError."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"load takes a path, not {type(path).__name__}")
+    name = os.fsdecode(path)  # a non-UTF-8 name stays reversible (surrogateescape)
+    where = repr(name)
+    if os.path.isdir(name):
+        if os.path.exists(os.path.join(name, "tokenizer.json")):
+            return ReadFile(os.path.join(name, "tokenizer.json"), "huggingface", None)
         raise CorruptTokenizerError(
             f"{where} is a directory without a tokenizer.json; give a tokenizer file"
         )
-    with open(path, "rb") as f:
-        head = f.read(_HEAD)
-    if head.startswith(store.SQLITE_MAGIC):
-        return "store"
+    try:
+        with open(name, "rb") as f:
+            head = f.read(_HEAD)
+            if head.startswith(store.SQLITE_MAGIC):
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    raise CorruptTokenizerError(
+                        f"{where} holds a run store (SQLite), which is read from a file on "
+                        "disk, not from a pipe or device; give the store's path"
+                    )
+                return ReadFile(name, "store", None)
+            raw = head + f.read()
+    except FileNotFoundError:
+        raise FileNotFoundError(errno.ENOENT, f"{name}: no such file") from None
+    return ReadFile(name, _kind(raw, where), raw)
+
+
+def _kind(raw: bytes, where: str) -> str:
+    head = raw[:_HEAD]
     if not head.strip():
         raise CorruptTokenizerError(f"{where} is empty (a run store that is being created?)")
     text = head.lstrip()
@@ -53,32 +88,39 @@ def kind_of(path: str | os.PathLike[str]) -> str:
     )
 
 
-def load_any(
-    path: str | os.PathLike[str], *, vocab_size: int | None = None, pattern: str | None = None
+def build(
+    file: ReadFile, *, vocab_size: int | None = None, pattern: str | None = None
 ) -> file_format.Loaded:
-    """The tokenizer in `path`, whatever its kind (see `kind_of`). `vocab_size` (bytebpe
-    files and run stores) keeps the first merges only; `pattern` is the pre-tokenization
-    regex of a `.tiktoken` file without a sidecar."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"load takes a path, not {type(path).__name__}")
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{os.fspath(path)}: no such file")
-    kind = kind_of(path)
-    if kind != "tiktoken" and pattern is not None:
+    """The tokenizer in a file `read` has read. `vocab_size` (bytebpe files and run
+    stores) keeps the first merges only; `pattern` is the pre-tokenization regex of a
+    `.tiktoken` file without a sidecar."""
+    if file.kind != "tiktoken" and pattern is not None:
         raise ValueError(
             f"pattern= is only for .tiktoken ranks files (which do not store it); "
-            f"{os.fspath(path)!r} is a {kind} file and stores its own"
+            f"{file.where} is a {file.kind} file and stores its own"
         )
-    if kind in ("huggingface", "tiktoken") and vocab_size is not None:
+    if file.kind in ("huggingface", "tiktoken") and vocab_size is not None:
         raise ValueError(
-            f"vocab_size= takes a prefix of a bytebpe merge log; {os.fspath(path)!r} is a "
-            f"{kind} file without one"
+            f"vocab_size= takes a prefix of a bytebpe merge log; {file.where} is a "
+            f"{file.kind} file without one"
         )
-    if kind == "store":
-        stored = store.read(path, with_snapshot=False)
-        return file_format.from_store(stored, repr(os.fspath(path)), vocab_size)
-    if kind == "huggingface":
-        return interop.huggingface_import.from_huggingface(path), None
-    if kind == "tiktoken":
-        return interop.tiktoken.from_tiktoken(path, pattern, None), None
-    return file_format.load(path, vocab_size)
+    if file.kind == "store":
+        stored = store.read(file.path, with_snapshot=False)
+        return file_format.from_store(stored, file.where, vocab_size)
+    if file.raw is None:  # a directory holding a tokenizer.json
+        return interop.huggingface_import.from_huggingface(file.path), None
+    if file.kind == "huggingface":
+        return interop.huggingface_import.from_huggingface_bytes(file.raw, file.where), None
+    if file.kind == "tiktoken":
+        return interop.tiktoken.from_ranks_bytes(file.raw, file.path, pattern, None), None
+    return file_format.load_bytes(file.raw, file.where, vocab_size)
+
+
+def load_any(
+    path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
+    *,
+    vocab_size: int | None = None,
+    pattern: str | None = None,
+) -> file_format.Loaded:
+    """The tokenizer in `path`, whatever its kind (see `read` and `build`)."""
+    return build(read(path), vocab_size=vocab_size, pattern=pattern)

@@ -75,8 +75,10 @@ Options shared by every training entry point (keyword-only):
 - `memory_limit`: bytes, or a string like "2GB", "1.5GiB", "500MB" (at least 64 MiB):
   bounds the peak resident memory of the whole process to the limit plus 16 MiB, counting
   48 MiB for the interpreter and libraries. Word counts stay exact while they fit; past
-  that the rarest words are dropped at fixed points of the input and counted in
-  `loss_report()`. The result depends on the limit and the document order only.
+  that the rarest words are dropped at fixed points of the input (inside a long document
+  too) and counted in `loss_report()`. The result depends on the limit and the document
+  order only. A document a reader cannot cut within the budget, or a word longer than it
+  allows, raises `InputError`; README.md says exactly what is bounded.
 - `progress` (default True): progress bars (tqdm, notebook-aware).
 - `metrics_port`: serve Prometheus metrics of the run (documents and bytes counted,
   merges, vocabulary size, checkpoints, the loss ledger) on 127.0.0.1 at this port while
@@ -171,7 +173,7 @@ def build(vocab_size: object, start: CoreTokenizer | None, options: Mapping[str,
         memory_limit=parse_memory_limit(options.get("memory_limit")),
         store=store_of(options.get("store")),
         metrics_port=_port(options.get("metrics_port")),
-        start=with_seeds(start, pattern, options.get("seed_merges")),
+        start=with_seeds(start, pattern, options.get("seed_merges"), size - len(specials)),
         progress=bool(options.get("progress", True)),
     )
 
@@ -221,14 +223,19 @@ def start_of(base: object) -> CoreTokenizer | None:
     return core
 
 
-def with_seeds(start: CoreTokenizer | None, pattern: str, seed_merges: object) -> CoreTokenizer | None:
+def with_seeds(
+    start: CoreTokenizer | None, pattern: str, seed_merges: object, room: int | None = None
+) -> CoreTokenizer | None:
     """`start` (None: the 256 bytes under `pattern`) with tokens for `seed_merges` made
-    first; `start` itself when there are no seeds."""
+    first; `start` itself when there are no seeds. With `room` (the mergeable tokens
+    `vocab_size` allows), seeds that cannot fit are refused before any is built."""
     seed_bytes = seeds.resolve(seed_merges)
     if not seed_bytes:
         return start
     if start is None:
         start = CoreTokenizer.from_merges(pattern, [], [])
+    if room is not None:
+        seeds.check_room(seed_bytes, start.n_mergeable, room, start.encode_bytes)
     return start.with_seeds(seed_bytes)
 
 

@@ -39,17 +39,21 @@ class ParquetSource:
             raise ImportError(
                 f"{self.path}: reading Parquet needs pyarrow: pip install 'bytebpe[parquet]'"
             ) from None
-        spool = None
+        spool: Any = None
         try:
+            # Opened by Python, so a name that is not UTF-8 opens too (pyarrow's own
+            # path handling refuses surrogate escapes).
             if self.compression is None:
-                parquet = pq.ParquetFile(self.path)
+                spool = open(self.path, "rb")  # noqa: SIM115 (closed when read, in _read)
             else:
                 # Parquet needs random access: decompress to a temporary file first.
                 spool = tempfile.TemporaryFile()  # noqa: SIM115 (closed when read, in _read)
-                with pa.input_stream(self.path, compression=self.compression) as f:
+                with open(self.path, "rb") as raw, pa.input_stream(
+                    raw, compression=self.compression
+                ) as f:
                     shutil.copyfileobj(f, spool, 1 << 20)
                 spool.seek(0)
-                parquet = pq.ParquetFile(spool)
+            parquet = pq.ParquetFile(spool)
         except (pa.ArrowException, OSError) as e:
             if spool is not None:
                 spool.close()

@@ -142,14 +142,13 @@ def _open_run(opts: Options) -> Iterator[store.OpenRun | None]:
         return
     start = None
     if opts.start is not None:
-        state = json.dumps(file_format.to_state(opts.start), sort_keys=True)
-        start = (state, opts.start.tokens())
+        start = json.dumps(file_format.to_state(opts.start), sort_keys=True)
     config = store.RunConfig(
         pattern=opts.start.pattern if opts.start else resolve_pattern(opts.pattern),
         special_tokens=list(opts.special_tokens),
         min_frequency=opts.min_frequency,
         max_token_length=opts.max_token_length,
-        start=hashlib.sha256(start[0].encode()).hexdigest() if start else "",
+        start=hashlib.sha256(start.encode()).hexdigest() if start else "",
         memory_limit=opts.memory_limit,
     )
     run = store.OpenRun(opts.store, config, opts.vocab_size, start)
@@ -176,9 +175,12 @@ def _observed(opts: Options) -> Iterator[RunEvents]:
 
 
 def _restore(counter: WordCounter, stored: store.StoredRun, events: RunEvents) -> None:
-    if stored.snapshot is None or "counting" not in stored.ledger or stored.fingerprint is None:
-        raise CorruptTokenizerError("the run store has counting progress but no snapshot")
-    counter.restore(stored.snapshot, stored.ledger["counting"], stored.fingerprint)
+    # The store checked that a counting row comes with its snapshot and ledger.
+    assert stored.snapshot is not None and stored.fingerprint is not None
+    try:
+        counter.restore(stored.snapshot, stored.ledger["counting"], stored.fingerprint)
+    except (TypeError, ValueError, KeyError, OverflowError) as e:  # ValueError: Corrupt...
+        raise CorruptTokenizerError(f"the run store {stored.where}: {e}") from None
     events.resumed(documents=counter.documents, bytes=counter.bytes,
                    counting_finished=stored.counting_finished)
 

@@ -8,7 +8,7 @@ and o200k split digits into groups of at most three, so "1234" can never be a to
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 _OPERATORS = (
     "==", "!=", "<=", ">=", "->", "=>", "::", "&&", "||", "++", "--", "+=", "-=", "*=",
@@ -26,6 +26,10 @@ SEED_PRESETS: dict[str, list[str]] = {
     + ["\r\n"],
     "code": list(_OPERATORS),
 }
+
+
+# The longest seed (the core refuses longer ones with the same wording).
+MAX_SEED_BYTES = 1024
 
 
 def resolve(seed_merges: object) -> list[bytes]:
@@ -60,3 +64,22 @@ def resolve(seed_merges: object) -> list[bytes]:
             )
         out.append(data)
     return out
+
+
+def check_room(
+    seeds: list[bytes], n_tokens: int, room: int, encode: Callable[[bytes], list[int]]
+) -> None:
+    """Refuses seeds that cannot fit in `room` mergeable tokens (`n_tokens` exist), before
+    any is built: each distinct seed that is not a token yet makes at least one token (its
+    own), so their number is a lower bound of what the seeds add."""
+    free = room - n_tokens
+    if len(seeds) <= free:  # the common case: nothing to look up
+        return
+    distinct = {s for s in seeds if len(s) <= MAX_SEED_BYTES}
+    needed = sum(1 for s in distinct if len(encode(s)) > 1)
+    if needed > free:
+        raise ValueError(
+            f"seed_merges hold {needed} distinct seeds that are not tokens yet, and each "
+            f"makes a token, but vocab_size leaves room for {max(free, 0)} new tokens "
+            f"({n_tokens} exist); raise vocab_size or pass fewer seeds"
+        )

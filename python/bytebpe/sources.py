@@ -23,7 +23,7 @@ from typing import BinaryIO, Protocol
 
 from bytebpe import documents
 from bytebpe._bytebpe import DocumentReader, WordCounter
-from bytebpe.checks import check_choice, check_int, check_str
+from bytebpe.checks import check_choice, check_int, check_str, printable_path
 from bytebpe.parquet import ParquetSource
 
 DEFAULT_CHUNK_SIZE = 1 << 20
@@ -149,12 +149,17 @@ class ReadOptions:
     chunk_size: int = DEFAULT_CHUNK_SIZE
     num_threads: int | None = None
 
-    def reader(self, path: str | None, name: str, kind: str, cuts: bool) -> DocumentReader:
-        """A Rust reader of one file (`path`) or of fed chunks (`path=None`)."""
+    def reader(
+        self, path: str | None, name: str, kind: str, cuts: bool, hold_bytes: int | None = None,
+    ) -> DocumentReader:
+        """A Rust reader of one file (`path`) or of fed chunks (`path=None`); under a
+        memory limit it holds at most `hold_bytes` of one document at once."""
         jsonl = kind == "jsonl"
         return DocumentReader(
-            path, name, "lines" if jsonl else self.documents, None if jsonl else self.separator,
+            path, printable_path(name), "lines" if jsonl else self.documents,
+            None if jsonl else self.separator,
             self.text_column if jsonl else None, cuts, self.chunk_size, self.num_threads,
+            hold_bytes,
         )
 
 
@@ -207,7 +212,9 @@ class ReaderSource:
 
     def _open(self, counter: WordCounter) -> DocumentReader:
         if self._reader is None:
-            self._reader = self._read.reader(self.name, self.name, self._kind, counter.cuts_allowed)
+            self._reader = self._read.reader(
+                self.name, self.name, self._kind, counter.cuts_allowed, counter.hold_bytes
+            )
         return self._reader
 
     def skip(self, counter: WordCounter, n: int, seed: int) -> tuple[int, int]:
@@ -239,7 +246,9 @@ class StreamSource:
 
     def _open(self, counter: WordCounter) -> DocumentReader:
         if self._reader is None:
-            self._reader = self._read.reader(None, self.name, self._kind, counter.cuts_allowed)
+            self._reader = self._read.reader(
+                None, self.name, self._kind, counter.cuts_allowed, counter.hold_bytes
+            )
         return self._reader
 
     def _feed(self, reader: DocumentReader) -> int:
@@ -281,13 +290,21 @@ class StreamSource:
 # ==================== Finding files
 
 
+def path_name(path: object) -> str:
+    """A path as str: bytes and PathLike decoded as the OS does (a name that is not UTF-8
+    keeps its bytes as surrogate escapes, so it still opens)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"expected a path (str, bytes or os.PathLike), not {type(path).__name__}")
+    return os.fsdecode(path)
+
+
 def expand_paths(paths_or_globs: object) -> list[str]:
     """Files in order: each glob's matches sorted (`**` matches any depth); a missing
     file is an error now, not after hours of counting the files before it."""
-    if isinstance(paths_or_globs, (str, os.PathLike)):
-        specs = [os.fspath(paths_or_globs)]
-    elif isinstance(paths_or_globs, Iterable) and not isinstance(paths_or_globs, bytes):
-        specs = [os.fspath(p) for p in paths_or_globs]
+    if isinstance(paths_or_globs, (str, bytes, os.PathLike)):
+        specs = [os.fsdecode(paths_or_globs)]
+    elif isinstance(paths_or_globs, Iterable):
+        specs = [path_name(p) for p in paths_or_globs]
     else:
         raise TypeError(
             f"paths_or_globs must be a path, a glob or a list of them, not "
@@ -304,10 +321,10 @@ def _expand(spec: str, *, must_exist: bool = True) -> list[str]:
     if glob.has_magic(spec):
         matches = sorted(glob.glob(spec, recursive=True))
         if not matches:
-            raise FileNotFoundError(f"no file matches {spec!r}")
+            raise FileNotFoundError(f"no file matches {printable_path(spec)!r}")
         return matches
     if must_exist and not os.path.exists(spec):
-        raise FileNotFoundError(f"{spec}: no such file")
+        raise FileNotFoundError(f"{printable_path(spec)}: no such file")
     return [spec]
 
 
@@ -368,7 +385,8 @@ def read_files(
     """
     check_choice("documents", documents, ("lines", "files"))
     specs = (
-        [os.fspath(paths)] if isinstance(paths, (str, os.PathLike)) else [os.fspath(p) for p in paths]
+        [os.fsdecode(paths)] if isinstance(paths, (str, bytes, os.PathLike))
+        else [path_name(p) for p in paths]
     )
     return FileDocuments(specs, documents, text_column)
 

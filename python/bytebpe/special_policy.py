@@ -4,8 +4,8 @@ out of `disallowed_special` (then it is encoded as ordinary text)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import NamedTuple
+from collections.abc import Collection, Mapping, Sequence
+from typing import Literal, NamedTuple
 
 
 class SpecialPolicy(NamedTuple):
@@ -25,15 +25,19 @@ def policy(
     """The rules of one call. Each argument is "all" or a collection of special-token
     strings, as in tiktoken; any other string (a token passed bare, "ALL", "none") is an
     error rather than a set of its characters."""
-    allowed = _tokens("allowed_special", allowed_special, frozenset(specials))
-    disallowed = _tokens("disallowed_special", disallowed_special, frozenset(specials) - allowed)
+    everything = frozenset(specials)
+    allowed = resolve(argument("allowed_special", allowed_special), everything)
+    disallowed = resolve(argument("disallowed_special", disallowed_special), everything - allowed)
     return SpecialPolicy(allowed, disallowed)
 
 
-def _tokens(name: str, value: object, everything: frozenset[str]) -> frozenset[str]:
+def argument(name: str, value: object) -> Literal["all"] | frozenset[str]:
+    """An `allowed_special` / `disallowed_special` value checked: "all", or the special
+    tokens of a collection of str (the service parses its JSON fields with this too).
+    Each error message starts with the field it is about (`name` or `name[i]`)."""
     if isinstance(value, str):
         if value == "all":
-            return everything
+            return "all"
         raise ValueError(
             f"{name}={value!r}: pass 'all' or a collection of special tokens, e.g. "
             f"{name}={{{value!r}}} for this one token, or {name}=() for none"
@@ -43,14 +47,19 @@ def _tokens(name: str, value: object, everything: frozenset[str]) -> frozenset[s
             f"{name} must be 'all' or a collection of str (a set, list or tuple), "
             f"not {type(value).__name__}"
         )
-    tokens = frozenset(value)
-    for token in tokens:
+    for i, token in enumerate(value):
         if not isinstance(token, str):
-            raise TypeError(
-                f"{name} must hold special tokens as str, not {type(token).__name__} "
-                f"({token!r})"
-            )
-    return tokens
+            kind = type(token).__name__
+            if isinstance(value, Sequence):
+                raise TypeError(f"{name}[{i}] must be a special token (a str), not {kind} "
+                                f"({token!r})")
+            raise TypeError(f"{name} must hold special tokens as str, not {kind} ({token!r})")
+    return frozenset(value)
+
+
+def resolve(value: Literal["all"] | frozenset[str], everything: frozenset[str]) -> frozenset[str]:
+    """The tokens a checked argument names ("all": `everything`)."""
+    return everything if value == "all" else value
 
 
 def check(text: str, disallowed: frozenset[str], where: str = "the text") -> None:

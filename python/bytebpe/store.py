@@ -1,11 +1,14 @@
 """The run store: one training run in one SQLite file (WAL mode).
 
-Tables:
+Tables (every row carries a checksum, `sum`: see `store_rows`):
     meta      key -> value: format, version, pattern, special tokens, min frequency, max
-              token length, target vocab size, complete
-    counting  one row: documents and bytes counted, input fingerprint, finished flag
-    snapshot  the word-count table (serialized by the Rust counter) in chunks
-    merges    the merge log: rank, left, right, token, token bytes, count, phase, time
+              token length, target vocab size, complete (and, once complete, the
+              number of merges)
+    counting  one row: documents and bytes counted, input fingerprint, finished flag,
+              the sum that ends the snapshot's chain
+    snapshot  the word-count table (serialized by the Rust counter) in chained chunks
+    merges    the merge log: rank, left, right, token, token bytes, count, phase, time,
+              each row's sum chained to the row before
     ledger    name -> JSON: the loss ledger, written with every checkpoint and commit
     blocks    the cluster path's counted blocks (`bytebpe.cluster`): key -> partial
               counts, so a driver that crashed while a cluster counted does not count
@@ -13,9 +16,10 @@ Tables:
 
 Merges are committed in small transactions, so after any crash (even SIGKILL) the file
 holds a consistent prefix of the merge log, the snapshot it came from and a ledger that
-matches. Only Python's `sqlite3` ever opens the file (one copy of SQLite per process,
-see docs/design.md), and a lock (`<store>.lock`, held for the run and removed when it
-ends) keeps two runs from writing one store.
+matches. Reading checks every row it uses and refuses damage (CorruptTokenizerError
+naming the row). Only Python's `sqlite3` ever opens the file (one copy of SQLite per
+process, see docs/design.md), and a lock (`<store>.lock`, held for the run and removed
+when it ends) keeps two runs from writing one store.
 """
 
 from __future__ import annotations
@@ -25,39 +29,35 @@ import json
 import os
 import sqlite3
 import time
-import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from bytebpe import store_lock
 from bytebpe._bytebpe import WordCounter
 from bytebpe.errors import CorruptTokenizerError, StoreError
+from bytebpe.store_read import SQLITE_ERRORS, StoredRun, is_damage, read, sqlite_message
+from bytebpe.store_rows import (
+    FORMAT,
+    SCHEMA,
+    VERSION,
+    RowChecker,
+    TokenTable,
+    chunk_sum,
+    count_value,
+    damaged,
+    merge_sum,
+    row_sum,
+    shown,
+)
 
-FORMAT = "bytebpe-run"
-VERSION = 1
+__all__ = [
+    "SQLITE_ERRORS", "SQLITE_MAGIC", "OpenRun", "RunConfig", "RunStore", "StoredRun",
+    "is_store_file", "read",
+]
+
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SNAPSHOT_CHUNK = 64 * 1024 * 1024
-
-SCHEMA = """
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE counting (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    documents INTEGER NOT NULL, bytes INTEGER NOT NULL,
-    fingerprint TEXT NOT NULL, finished INTEGER NOT NULL, updated REAL NOT NULL);
-CREATE TABLE snapshot (chunk INTEGER PRIMARY KEY, data BLOB NOT NULL);
-CREATE TABLE merges (
-    rank INTEGER PRIMARY KEY, left_id INTEGER NOT NULL, right_id INTEGER NOT NULL,
-    token_id INTEGER NOT NULL, token BLOB NOT NULL, count NOT NULL,
-    phase INTEGER NOT NULL, time REAL NOT NULL);
-CREATE TABLE ledger (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-# Added with the cluster path; created in stores made before it when they are opened.
-BLOCKS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS blocks (
-    key TEXT PRIMARY KEY, documents INTEGER NOT NULL, bytes INTEGER NOT NULL,
-    partial TEXT NOT NULL, snapshot BLOB NOT NULL)
-"""
 
 
 class RunStore:
@@ -110,127 +110,18 @@ class RunConfig:
         }
 
 
-@dataclass
-class StoredRun:
-    """What a store holds."""
-
-    meta: dict[str, str]
-    documents: int = 0
-    bytes: int = 0
-    fingerprint: int | None = None
-    counting_finished: bool = False
-    snapshot: builtins.bytes | None = None
-    ledger: dict[str, Any] = field(default_factory=dict)
-    merges: list[tuple[int, int, int, int]] = field(default_factory=list)
-
-    @property
-    def special_tokens(self) -> list[str]:
-        specials: list[str] = json.loads(self.meta["special_tokens"])
-        return specials
-
-
 def is_store_file(path: str | os.PathLike[str]) -> bool:
     with open(path, "rb") as f:
         return f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-
-
-def _count_value(count: int) -> int | str:
-    # SQLite integers are signed 64-bit; larger u64 counts are kept exactly as text.
-    return count if count < 2**63 else str(count)
-
-
-def read(path: str | os.PathLike[str], *, with_snapshot: bool = True) -> StoredRun:
-    """Reads a store (also while another process writes it). Foreign, truncated or
-    damaged files raise CorruptTokenizerError naming the file."""
-    where = repr(os.fspath(path))
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"no run store at {where}")
-    try:
-        conn = _connect_read_only(os.fspath(path))
-    except sqlite3.Error as e:
-        raise CorruptTokenizerError(f"{where} cannot be opened as a run store: {e}") from None
-    try:
-        return _read(conn, where, with_snapshot)
-    except sqlite3.DatabaseError as e:
-        if "readonly" in str(e):
-            raise StoreError(
-                f"{where} is being written (or was left with an uncheckpointed log by a "
-                f"killed run) and its directory is not writable, so it cannot be read: {e}"
-            ) from None
-        raise CorruptTokenizerError(f"{where} is not a readable run store: {e}") from None
-    finally:
-        conn.close()
-
-
-def _connect_read_only(path: str) -> sqlite3.Connection:
-    """A connection that never writes: not the store, and no `-wal`/`-shm` files beside it.
-
-    When no run can be writing the store (its lock is not held) and no write-ahead log is
-    pending, the file is opened `immutable` (no locking, no shared-memory file, so a
-    read-only directory works too). Otherwise (a run writes it now, or a killed run left a
-    log whose commits only SQLite's WAL reader sees) it is opened `mode=ro`, which must
-    share the writer's `-shm` file and reads every committed transaction."""
-    uri = "file:" + urllib.parse.quote(os.path.abspath(path))
-    if _no_writer(path):
-        return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True)
-    return sqlite3.connect(uri + "?mode=ro", uri=True)
-
-
-def _no_writer(path: str) -> bool:
-    """True when no training run holds the store's lock and no write-ahead log is pending.
-    A run takes the lock before it opens SQLite, so this holds for the whole read unless a
-    run starts meanwhile; such a run appends to the log and leaves the main file alone
-    until a checkpoint, and a damaged read is refused by `quick_check`."""
-    try:
-        if os.path.getsize(path + "-wal") > 0:
-            return False
-    except OSError:
-        pass  # no log
-    return not store_lock.is_held(path)
-
-
-def _read(conn: sqlite3.Connection, where: str, with_snapshot: bool) -> StoredRun:
-    check = conn.execute("PRAGMA quick_check").fetchone()[0]
-    if check != "ok":
-        raise CorruptTokenizerError(f"{where} is damaged: {check}")
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if not {"meta", "counting", "snapshot", "merges", "ledger"} <= tables:
-        raise CorruptTokenizerError(f"{where} is an SQLite file but not a bytebpe run store")
-    meta = dict(conn.execute("SELECT key, value FROM meta"))
-    if meta.get("format") != FORMAT:
-        raise CorruptTokenizerError(f"{where} is an SQLite file but not a bytebpe run store")
-    if meta.get("version") != str(VERSION):
-        raise CorruptTokenizerError(
-            f"{where} has store version {meta.get('version')}; this bytebpe reads {VERSION}"
-        )
-    run = StoredRun(meta=meta)
-    row = conn.execute("SELECT documents, bytes, fingerprint, finished FROM counting").fetchone()
-    if row is not None:
-        run.documents, run.bytes = row[0], row[1]
-        run.fingerprint, run.counting_finished = int(row[2]), bool(row[3])
-        if with_snapshot:
-            chunks = conn.execute("SELECT data FROM snapshot ORDER BY chunk").fetchall()
-            run.snapshot = b"".join(c[0] for c in chunks) if chunks else None
-    run.ledger = {name: json.loads(value) for name, value in conn.execute("SELECT * FROM ledger")}
-    merges = conn.execute("SELECT rank, left_id, right_id, token_id, count FROM merges ORDER BY rank")
-    for expected, (rank, left, right, token, count) in enumerate(merges):
-        if rank != expected:
-            raise CorruptTokenizerError(f"{where}: the merge log has a gap at rank {expected}")
-        run.merges.append((left, right, token, int(count)))
-    return run
 
 
 class OpenRun:
     """A store opened for writing by one training run (holds the lock)."""
 
     def __init__(
-        self,
-        store: RunStore,
-        config: RunConfig,
-        vocab_size: int,
-        start: tuple[str, list[bytes]] | None = None,
+        self, store: RunStore, config: RunConfig, vocab_size: int, start: str | None = None
     ) -> None:
-        """`start` is a warm start's tokenizer: (its file state as JSON, its tokens)."""
+        """`start` is a warm start's tokenizer: its file state as JSON."""
         self.store = store
         self.where = repr(store.path)
         self._lock = store_lock.acquire(store.path)
@@ -239,9 +130,13 @@ class OpenRun:
             self.stored = self._open(config, vocab_size, existed, start)
             self._pending: list[tuple[Any, ...]] = []
             self._last_commit = time.monotonic()
-            # Token bytes by id, to store each merge's bytes (the log is readable on its own).
-            self._tokens = list(start[1]) if start else [bytes([b]) for b in range(256)]
-            self._append_tokens(self.stored.merges)
+            # Token bytes by id, to store each merge's bytes (the log is readable on its
+            # own), and the merge log's chained sum.
+            self._tokens = (
+                self.stored.tokens if self.stored.tokens is not None
+                else TokenTable.of_start(start, RowChecker(self.where, "the start tokenizer"))
+            )
+            self._sum = self.stored.merges_sum
             self._rank = len(self.stored.merges)
             self._ledger: dict[str, Any] = dict(self.stored.ledger)
         except BaseException:
@@ -250,36 +145,32 @@ class OpenRun:
             raise
 
     def _open(
-        self,
-        config: RunConfig,
-        vocab_size: int,
-        existed: bool,
-        start: tuple[str, list[bytes]] | None,
+        self, config: RunConfig, vocab_size: int, existed: bool, start: str | None
     ) -> StoredRun:
         if existed:
             stored = read(self.store.path)
             _check_same_config(stored.meta, config, self.where)
         try:
             self.conn = sqlite3.connect(self.store.path, isolation_level=None, timeout=5.0)
+            self.conn.text_factory = builtins.bytes  # as the reader's: checks decode text
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
-            if not existed:
-                with self._transaction():
+            # One transaction each way, so a kill never leaves a store without a meta key.
+            progress = {"vocab_size": str(vocab_size), "complete": "0"}
+            with self._transaction():
+                if existed:
+                    self.conn.execute("DELETE FROM meta WHERE key = 'merges'")
+                else:
                     for statement in SCHEMA.split(";"):
                         if statement.strip():
                             self.conn.execute(statement)
                     meta = {"format": FORMAT, "version": str(VERSION), **config.as_meta()}
                     if start:
-                        meta["start_state"] = start[0]
-                    self.conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
-                stored = StoredRun(meta=meta)
-            with self._transaction():
-                self.conn.execute(BLOCKS_SCHEMA)
-                self.conn.execute(
-                    "INSERT OR REPLACE INTO meta VALUES ('vocab_size', ?), ('complete', '0')",
-                    (str(vocab_size),),
-                )
-        except sqlite3.Error as e:
+                        meta["start_state"] = start
+                    stored = StoredRun(meta={**meta, **progress}, where=self.where)
+                    self._put_meta(meta)
+                self._put_meta(progress)
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
         return stored
 
@@ -290,24 +181,25 @@ class OpenRun:
         # Chunks are views, not copies: under a memory limit the snapshot is already the
         # largest transient of a checkpoint.
         snapshot = memoryview(counter.snapshot())
+        chunks = []
+        chain = 0
+        for i, start in enumerate(range(0, len(snapshot), SNAPSHOT_CHUNK)):
+            data = snapshot[start : start + SNAPSHOT_CHUNK]
+            chain = chunk_sum(chain, i, data)
+            chunks.append((i, data, chain))
+        row = (counter.documents, counter.bytes, str(counter.fingerprint), int(finished),
+               time.time(), chain)
         self._ledger["counting"] = counter.ledger()
         try:
             with self._transaction():
                 self.conn.execute("DELETE FROM snapshot")
-                self.conn.executemany(
-                    "INSERT INTO snapshot VALUES (?, ?)",
-                    (
-                        (i, snapshot[start : start + SNAPSHOT_CHUNK])
-                        for i, start in enumerate(range(0, len(snapshot), SNAPSHOT_CHUNK))
-                    ),
-                )
+                self.conn.executemany("INSERT INTO snapshot VALUES (?, ?, ?)", chunks)
                 self.conn.execute(
-                    "INSERT OR REPLACE INTO counting VALUES (1, ?, ?, ?, ?, ?)",
-                    (counter.documents, counter.bytes, str(counter.fingerprint), int(finished),
-                     time.time()),
+                    "INSERT OR REPLACE INTO counting VALUES (1, ?, ?, ?, ?, ?, ?, ?)",
+                    (*row, row_sum("counting", *row)),
                 )
                 self._write_ledger()
-        except sqlite3.Error as e:
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
 
     def set_ledger(self, name: str, value: Any) -> None:
@@ -316,22 +208,39 @@ class OpenRun:
     # ---- blocks counted by a cluster
 
     def counted_blocks(self) -> dict[str, tuple[dict[str, Any], builtins.bytes]]:
-        """The blocks a cluster counted so far: key -> (partial as JSON, snapshot)."""
+        """The blocks a cluster counted so far: key -> (partial as JSON, snapshot), each
+        row checked."""
         try:
-            rows = self.conn.execute("SELECT key, partial, snapshot FROM blocks").fetchall()
-        except sqlite3.Error as e:
+            rows = self.conn.execute(
+                "SELECT key, documents, bytes, partial, snapshot, sum FROM blocks"
+            ).fetchall()
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
-        return {key: (json.loads(partial), bytes(snapshot)) for key, partial, snapshot in rows}
+        blocks = {}
+        for key, documents, nbytes, partial, snapshot, stored in rows:
+            check = RowChecker(self.where, f"blocks row {shown(key)}")
+            name, text = check.text("key", key), check.text("partial", partial)
+            fields = (name, check.integer("documents", documents), check.integer("bytes", nbytes),
+                      text, check.blob("snapshot", snapshot))
+            parsed = check.parsed("partial", text)
+            if not isinstance(parsed, dict) or (
+                parsed.get("documents"), parsed.get("bytes")) != fields[1:3]:
+                raise check.fail("its partial does not match its documents and bytes")
+            check.sum(stored, row_sum("blocks", *fields),
+                      "key, documents, bytes, partial, snapshot")
+            blocks[name] = (parsed, fields[4])
+        return blocks
 
     def add_block(self, key: str, partial: dict[str, Any], snapshot: builtins.bytes) -> None:
         """Records one counted block (committed at once: it cost a cluster task)."""
+        row = (key, partial["documents"], partial["bytes"], json.dumps(partial), snapshot)
         try:
             with self._transaction():
                 self.conn.execute(
-                    "INSERT OR REPLACE INTO blocks VALUES (?, ?, ?, ?, ?)",
-                    (key, partial["documents"], partial["bytes"], json.dumps(partial), snapshot),
+                    "INSERT OR REPLACE INTO blocks VALUES (?, ?, ?, ?, ?, ?)",
+                    (*row, row_sum("blocks", *row)),
                 )
-        except sqlite3.Error as e:
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
 
     def drop_blocks(self) -> None:
@@ -339,53 +248,46 @@ class OpenRun:
         try:
             with self._transaction():
                 self.conn.execute("DELETE FROM blocks")
-        except sqlite3.Error as e:
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
 
     # ---- merging
 
     def add_merges(self, merges: Sequence[tuple[int, int, int, int]]) -> None:
-        """Queues new merges and commits when due."""
+        """Queues new merges (each row's sum chained to the one before) and commits when
+        due."""
         now = time.time()
-        for (left, right, token, count), data in zip(merges, self._append_tokens(merges)):
-            self._pending.append((self._rank, left, right, token, data, _count_value(count), 0, now))
-            self._rank += 1
+        join, rank, chain, pending = self._tokens.join, self._rank, self._sum, self._pending
+        for left, right, token, count in merges:
+            data = join(left, right, token)
+            if isinstance(data, str):
+                raise RuntimeError(f"training made merge {rank}, which is invalid: {data}")
+            chain = merge_sum(chain, rank, left, right, token, data, count, 0, now)
+            pending.append((rank, left, right, token, data, count_value(count), 0, now, chain))
+            rank += 1
+            self._rank, self._sum = rank, chain
         if time.monotonic() - self._last_commit >= self.store.commit_every:
             self.commit()
-
-    def _append_tokens(self, merges: Sequence[tuple[int, int, int, int]]) -> list[bytes]:
-        out = []
-        for rank, (left, right, token, _) in enumerate(merges):
-            if not (0 <= left < len(self._tokens) and 0 <= right < len(self._tokens)):
-                raise CorruptTokenizerError(
-                    f"{self.where}: merge {rank} joins ids {left} and {right}, but only "
-                    f"{len(self._tokens)} tokens exist before it"
-                )
-            data = self._tokens[left] + self._tokens[right]
-            if token >= len(self._tokens):
-                # New ids skip those of special tokens (empty here).
-                self._tokens.extend([b""] * (token - len(self._tokens)))
-                self._tokens.append(data)
-            out.append(data)
-        return out
 
     def commit(self) -> None:
         try:
             with self._transaction():
-                self.conn.executemany("INSERT INTO merges VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._pending)
-                self._write_ledger()
-        except sqlite3.Error as e:
+                self._write_merges()
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
         self._pending.clear()
         self._last_commit = time.monotonic()
 
     def finish(self) -> None:
-        self.commit()
+        """Commits the last merges and marks the run complete with the log's length (a
+        finished log that lost merges is damage, not a prefix)."""
         try:
             with self._transaction():
-                self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('complete', '1')")
-        except sqlite3.Error as e:
+                self._write_merges()
+                self._put_meta({"complete": "1", "merges": str(self._rank)})
+        except SQLITE_ERRORS as e:
             raise self._write_error(e) from None
+        self._pending.clear()
 
     def close(self) -> None:
         try:
@@ -397,21 +299,34 @@ class OpenRun:
 
     # ---- helpers
 
+    def _write_merges(self) -> None:
+        self.conn.executemany("INSERT INTO merges VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", self._pending)
+        self._write_ledger()
+
     def _write_ledger(self) -> None:
+        rows = []
+        for name, value in self._ledger.items():
+            text = json.dumps(value, sort_keys=True)
+            rows.append((name, text, row_sum("ledger", name, text)))
+        self.conn.executemany("INSERT OR REPLACE INTO ledger VALUES (?, ?, ?)", rows)
+
+    def _put_meta(self, items: dict[str, str]) -> None:
         self.conn.executemany(
-            "INSERT OR REPLACE INTO ledger VALUES (?, ?)",
-            ((name, json.dumps(value, sort_keys=True)) for name, value in self._ledger.items()),
+            "INSERT OR REPLACE INTO meta VALUES (?, ?, ?)",
+            [(key, value, row_sum("meta", key, value)) for key, value in items.items()],
         )
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self.conn)
 
-    def _write_error(self, e: sqlite3.Error) -> StoreError:
+    def _write_error(self, e: Exception) -> StoreError | CorruptTokenizerError:
         done = self._rank - len(self._pending) if hasattr(self, "_rank") else 0
+        if is_damage(e):
+            return damaged(self.where, "SQLite, while writing", sqlite_message(e))
         return StoreError(
-            f"cannot write the run store {self.where}: {e}. What was committed before "
-            f"({done} merges) is intact and readable; free space or pick a writable "
-            "location, then run the same call again to resume"
+            f"cannot write the run store {self.where}: {sqlite_message(e)}. What was "
+            f"committed before ({done} merges) is intact and readable; free space or pick "
+            "a writable location, then run the same call again to resume"
         )
 
 
@@ -442,16 +357,15 @@ def _is_blank(path: str) -> bool:
             return bool(conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0)
         finally:
             conn.close()
-    except sqlite3.Error:
+    except SQLITE_ERRORS:
         return False
 
 
 def _check_same_config(meta: dict[str, str], config: RunConfig, where: str) -> None:
     for key, wanted in config.as_meta().items():
-        # Stores from before memory limits have no key for it: they had none.
-        if meta.get(key, "null" if key == "memory_limit" else None) != wanted:
+        if meta[key] != wanted:
             raise StoreError(
-                f"the run store {where} was made with {key}={meta.get(key)}, but this call "
+                f"the run store {where} was made with {key}={meta[key]}, but this call "
                 f"has {key}={wanted}; use another store path (or delete it) to start a new "
                 "run with these settings"
             )

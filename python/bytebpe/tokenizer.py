@@ -463,7 +463,7 @@ class Tokenizer(Training, FamiliarNames):
     @classmethod
     def load(
         cls,
-        path: str | os.PathLike[str],
+        path: str | bytes | os.PathLike[str] | os.PathLike[bytes],
         *,
         vocab_size: int | None = None,
         pattern: str | None = None,
@@ -473,7 +473,10 @@ class Tokenizer(Training, FamiliarNames):
         `tokenizer.json` (or a directory holding one), or a tiktoken `.tiktoken` ranks
         file (its sidecar gives the pattern, else pass `pattern`). `vocab_size` takes the
         tokenizer of the first merges of a bytebpe file or store (special tokens included
-        in the count). A foreign or damaged file raises CorruptTokenizerError."""
+        in the count). The file is read once, so a pipe or `/dev/stdin` works (a FIFO
+        waits for its writer, as `open()` does). A foreign or damaged file raises
+        CorruptTokenizerError naming the file and the field; a missing or unreadable one,
+        OSError."""
         check_optional_int("vocab_size", vocab_size, minimum=256)
         return cls(*loading.load_any(path, vocab_size=vocab_size, pattern=pattern))
 

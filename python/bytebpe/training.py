@@ -112,7 +112,8 @@ class Training:
         `chunk_size` (bytes read at a time, and the size past which a long document is
         cut at a safe point; see docs/design.md) never changes it. Under a custom regex
         `pattern`, or with a special token containing a newline, a long document is held
-        whole in memory instead of being cut.
+        whole in memory instead of being cut; under `memory_limit`, a document held past
+        the budget's bound with no end and no safe cut raises `InputError` naming it.
 
         A missing or unreadable file, a JSON line that is not an object with a string
         `text_column`, a Parquet file without the column, or a compressed file cut short

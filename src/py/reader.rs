@@ -29,12 +29,14 @@ impl DocumentReader {
     /// Opens `path` (decompressed by extension), or, with `path=None`, a reader of the
     /// bytes given to `feed` (named `name` in errors). `documents` is "lines", "files"
     /// (one document) or "separator" (with `separator`); `jsonl_field` reads JSON Lines.
+    /// `hold_bytes` (a counter's, under a memory limit) bounds the bytes of one document
+    /// held at once.
     #[new]
-    #[pyo3(signature = (path, name, documents, separator, jsonl_field, cuts, chunk_size, num_threads=None))]
+    #[pyo3(signature = (path, name, documents, separator, jsonl_field, cuts, chunk_size, num_threads=None, hold_bytes=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        path: Option<&str>,
+        path: Option<std::path::PathBuf>,
         name: &str,
         documents: &str,
         separator: Option<Vec<u8>>,
@@ -42,6 +44,7 @@ impl DocumentReader {
         cuts: bool,
         chunk_size: usize,
         num_threads: Option<usize>,
+        hold_bytes: Option<usize>,
     ) -> PyResult<Self> {
         crate::parallel::checked(num_threads).map_err(to_py)?;
         let delimit = match (documents, separator) {
@@ -54,7 +57,14 @@ impl DocumentReader {
                 )))
             }
         };
-        let options = ReadOptions { delimit, jsonl_field, cuts, chunk_size, threads: num_threads };
+        let options = ReadOptions {
+            delimit,
+            jsonl_field,
+            cuts,
+            chunk_size,
+            threads: num_threads,
+            hold_bytes,
+        };
         let reader = match path {
             Some(path) => detached_quiet(py, || read::DocumentReader::open(path, options))?,
             None => read::DocumentReader::fed(name, options).map_err(to_py)?,

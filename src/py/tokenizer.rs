@@ -12,8 +12,6 @@ use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, Mer
 use super::enter::detached_quiet;
 use super::errors::to_py;
 use crate::document::Document;
-use crate::pretokenize::Pattern;
-use crate::tokenizer::MAX_ID;
 use crate::train;
 use crate::vocab::Vocab;
 use crate::{Rank, Tokenizer};
@@ -49,8 +47,8 @@ impl CoreTokenizer {
     }
 }
 
-/// A tokenizer from a vocabulary `make` builds (given the special ids, which new ids
-/// skip), the pattern and the special tokens, with the GIL released.
+/// A tokenizer from a vocabulary `make` builds (see [`Tokenizer::build`]), with the GIL
+/// released.
 fn build(
     py: Python<'_>,
     pattern: &str,
@@ -59,18 +57,7 @@ fn build(
 ) -> PyResult<CoreTokenizer> {
     let pattern = pattern.to_owned();
     detached_quiet(py, move || {
-        // Refuse absurd ids before `make` reserves them (the vocabulary's final size is
-        // checked again by `with_special_ids`).
-        if let Some(&(_, id)) = special_tokens.iter().find(|&&(_, id)| id as usize >= MAX_ID) {
-            return Err(crate::error::Error::Corrupt(format!(
-                "special token id {id} is too large (ids must be below {MAX_ID})"
-            )));
-        }
-        let reserved: Vec<Rank> = special_tokens.iter().map(|&(_, id)| id).collect();
-        let vocab = make(&reserved)?;
-        let tokenizer =
-            Tokenizer::with_special_ids(vocab, Pattern::new(&pattern)?, special_tokens)?;
-        Ok(CoreTokenizer::new(tokenizer))
+        Ok(CoreTokenizer::new(Tokenizer::build(&pattern, special_tokens, make)?))
     })
 }
 

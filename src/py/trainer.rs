@@ -182,6 +182,13 @@ impl WordCounter {
         self.inner.as_ref().and_then(|c| c.budget()).map(|b| b.batch_bytes)
     }
 
+    /// With a memory limit: the most bytes of one document a reader may hold at once,
+    /// and the longest word counted (None without).
+    #[getter]
+    fn hold_bytes(&self) -> Option<u64> {
+        self.inner.as_ref().and_then(|c| c.budget()).map(|b| b.hold_bytes)
+    }
+
     /// The word table's estimated memory in bytes.
     #[getter]
     fn table_bytes(&self) -> u64 {

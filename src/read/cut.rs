@@ -1,41 +1,65 @@
 //! Safe cuts: where a long document may be split into chunks that pre-tokenize exactly
 //! like the whole.
 //!
-//! For the built-in patterns (gpt2, cl100k, o200k) a cut is safe at position `p` when
-//! `data[p-2]` is a printable ASCII byte (0x21..=0x7E), `data[p-1]` is `\n` and `data[p]`
-//! is printable ASCII. Why:
-//! - no piece of these patterns holds `\n` followed by a non-space character (newlines only
-//!   occur in whitespace pieces and at the end of punctuation pieces), so no piece of the
-//!   whole document spans the cut;
-//! - the only look-ahead is `\s+(?!\S)`, one character. Before the cut the newline is a
-//!   whitespace run of its own (the byte before it is not whitespace), which every
-//!   pattern emits as the piece "\n" whether the text goes on with a non-space or ends
-//!   there. (Without the printable byte before it, gpt2 splits " \n" + "x" as " ", "\n"
-//!   but a chunk ending in " \n" as one piece, which the property test in
-//!   `tests/test_files.py` finds.)
-//! - none of the patterns looks behind, so the text after the cut splits as a document
-//!   of its own would.
+//! For the built-in patterns (gpt2, cl100k, o200k) a cut before `data[p]` is safe in two
+//! cases ("printable" is an ASCII byte 0x21..=0x7E, so never whitespace):
 //!
-//! All three bytes are ASCII, so a cut never splits a character or an invalid UTF-8
-//! sequence. Special tokens are cut out before the pattern runs: a special token
-//! holding a newline could span a cut, so such tokens turn cutting off (see
-//! `cuts_allowed`).
+//! 1. after a line break between printables: `data[p-2]` printable, `data[p-1]` is `\n`,
+//!    `data[p]` printable but not `/`;
+//! 2. before a space between printables: `data[p-1]` printable, `data[p]` a space,
+//!    `data[p+1]` printable (prose and code have one before nearly every word).
+//!
+//! Why. None of the patterns looks behind, so the text after a cut splits as a document
+//! of its own would, provided the whole has a piece boundary at `p` and the text before
+//! `p` splits the same with or without what follows. Each piece is the first alternative
+//! matching at its start; what can look past the characters a piece takes is
+//! `\s+(?!\S)`, cl100k's and o200k's `\s++$` (whitespace that ends the text), and a
+//! greedy run stopping at the first character it cannot take.
+//! - Case 1: no piece holds `\n` followed by a non-space (newlines only occur in
+//!   whitespace pieces and at the end of punctuation pieces), so a piece boundary falls at
+//!   `p`. The newline, preceded by a non-space, is the piece `\n` (or ends the punctuation
+//!   piece before it) whether the text goes on with a non-space or ends there. (Without
+//!   the printable byte before it, gpt2 splits " \n" + "x" as " ", "\n" but a chunk ending
+//!   in " \n" as one piece, which the property test in `tests/test_files.py` finds.) Not
+//!   before `/`: o200k's punctuation pieces end in `[\r\n/]*`, so ")\n/" is one piece.
+//! - Case 2: the space is a whitespace run of its own, and a non-space follows it, so it
+//!   starts the next piece (` ?X` takes it, or it is the piece " " before a digit) and the
+//!   piece before ends at `p` (only whitespace pieces hold a space after their first byte,
+//!   and no piece ends in a printable byte because of what follows it). The text before
+//!   `p` ends in a printable byte, so no whitespace alternative sees the cut. Both
+//!   neighbours matter: with whitespace before the space, the run would reach the cut, and
+//!   at the end of a chunk `\s++$` takes a whole run that, followed by text, splits at its
+//!   last newline (cl100k splits " \n " + "." as " \n", " ", " ." but a chunk ending in
+//!   " \n " as one piece); with whitespace or the end after it, the space would belong to
+//!   the run's piece (gpt2 splits "a  " as "a", "  ").
+//!
+//! Cut positions are ASCII and so are the bytes around them, so a cut never splits a
+//! character or an invalid UTF-8 sequence. Special tokens are cut out before the pattern
+//! runs: a special token holding a newline or a space could span a cut, so such tokens
+//! turn cutting off (see `cuts_allowed`). The bytes looked at must belong to the document:
+//! callers pass only bytes known to be before the document's end.
 
 /// True when a document may be cut before `data[p]` (see the module docs).
 pub fn is_safe_cut(data: &[u8], p: usize) -> bool {
-    p >= 2 && p < data.len() && printable(data[p - 2]) && data[p - 1] == b'\n' && printable(data[p])
+    if p == 0 || p >= data.len() {
+        return false;
+    }
+    let after_line_break = p >= 2 && printable(data[p - 2]) && data[p - 1] == b'\n';
+    let before_space =
+        printable(data[p - 1]) && data[p] == b' ' && data.get(p + 1).is_some_and(|&b| printable(b));
+    (after_line_break && printable(data[p]) && data[p] != b'/') || before_space
 }
 
 /// The last safe cut in `data[..=last]` at or after `floor`, if any.
 pub fn last_safe_cut(data: &[u8], floor: usize, last: usize) -> Option<usize> {
     let last = last.min(data.len().saturating_sub(1));
-    (floor.max(2)..=last).rev().find(|&p| is_safe_cut(data, p))
+    (floor.max(1)..=last).rev().find(|&p| is_safe_cut(data, p))
 }
 
 /// Whether documents may be cut: only under a built-in pattern, and only when no special
-/// token contains a newline (one could otherwise span a cut).
+/// token contains a newline or a space (one could otherwise span a cut).
 pub fn cuts_allowed(builtin_pattern: bool, special_tokens: &[&str]) -> bool {
-    builtin_pattern && special_tokens.iter().all(|t| !t.contains('\n'))
+    builtin_pattern && special_tokens.iter().all(|t| !t.contains(['\n', ' ']))
 }
 
 fn printable(b: u8) -> bool {
@@ -47,13 +71,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cuts_only_between_newline_and_printable() {
-        let data = b"ab\ncd \n e\n\nf\nx";
+    fn cuts_after_a_line_break_or_before_a_space_between_printables() {
+        let data = b"ab\ncd \n e\n\nf\nx  y z. !\n/";
         let cuts: Vec<usize> = (0..=data.len()).filter(|&p| is_safe_cut(data, p)).collect();
-        assert_eq!(cuts, vec![3, 13]);
-        assert_eq!(last_safe_cut(data, 0, data.len()), Some(13));
-        assert_eq!(last_safe_cut(data, 4, 12), None);
+        // "\nc", "\nx", "y| z", ".| !"; not a space after whitespace (" e", "  y") or
+        // before one, nor a slash after a line break.
+        assert_eq!(cuts, vec![3, 13, 17, 20]);
+        assert_eq!(last_safe_cut(data, 0, data.len()), Some(20));
+        assert_eq!(last_safe_cut(data, 8, 12), None);
         assert!(!cuts_allowed(true, &["<|a|>", "x\ny"]));
+        assert!(!cuts_allowed(true, &["<|a b|>"]));
         assert!(cuts_allowed(true, &["<|a|>"]));
         assert!(!cuts_allowed(false, &[]));
     }

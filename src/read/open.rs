@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, Cursor, Read};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -130,8 +131,12 @@ pub struct Source {
 }
 
 impl Source {
-    pub fn open(path: &str) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(path, &e))?;
+    /// Opens the file at `path` (any bytes on Unix: a name need not be UTF-8); errors
+    /// name it lossily.
+    pub fn open(file_path: &Path) -> Result<Self> {
+        let name = file_path.to_string_lossy();
+        let path: &str = &name;
+        let file = File::open(file_path).map_err(|e| Error::io(path, &e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, &e))?;
         if meta.is_dir() {
             return Err(Error::Io {

@@ -23,6 +23,10 @@ pub struct ReadOptions {
     pub chunk_size: usize,
     /// Threads for parsing JSON Lines (default: all cores).
     pub threads: Option<usize>,
+    /// Under a memory limit: the most bytes of one document held at once (a document
+    /// with no end and no safe cut in that many bytes is an error, not a buffer that
+    /// grows with it). Also caps the chunk size at a quarter of it.
+    pub hold_bytes: Option<usize>,
 }
 
 impl ReadOptions {
@@ -63,10 +67,11 @@ pub struct DocumentReader {
 
 impl DocumentReader {
     /// A reader of the file at `path`, decompressed by its extension.
-    pub fn open(path: &str, options: ReadOptions) -> Result<Self> {
+    pub fn open(path: impl AsRef<std::path::Path>, options: ReadOptions) -> Result<Self> {
         options.check()?;
+        let path = path.as_ref();
         let source = Source::open(path)?;
-        Ok(Self::new(path.to_owned(), Some(source), options))
+        Ok(Self::new(path.to_string_lossy().into_owned(), Some(source), options))
     }
 
     /// A reader of bytes given by `feed`, up to `finish`.
@@ -75,8 +80,13 @@ impl DocumentReader {
         Ok(Self::new(name.to_owned(), None, options))
     }
 
-    fn new(name: String, source: Option<Source>, options: ReadOptions) -> Self {
+    fn new(name: String, source: Option<Source>, mut options: ReadOptions) -> Self {
         let cuts = options.cuts && options.jsonl_field.is_none();
+        if let Some(hold) = options.hold_bytes {
+            // Read (and look for a cut) a quarter of that at a time, so a cut comes in
+            // time and a document emitted whole stays near the bound.
+            options.chunk_size = options.chunk_size.min((hold / 4).max(1));
+        }
         let splitter = Splitter::new(options.delimit.clone(), cuts, options.chunk_size);
         Self {
             name,
@@ -136,9 +146,10 @@ impl DocumentReader {
             return (carry, None);
         }
         let mut error = None;
-        if let Some(source) = &mut self.source {
+        if self.source.is_some() {
             let mut buf = vec![0; self.options.chunk_size.max(1)];
             while !self.ended && self.ready.data.len() < target {
+                let source = self.source.as_mut().expect("checked above");
                 match source.read(&mut buf, &self.name, self.offset) {
                     Ok(0) => {
                         self.splitter.finish(&mut self.ready);
@@ -147,6 +158,9 @@ impl DocumentReader {
                     Ok(n) => {
                         self.offset += n as u64;
                         self.splitter.push(&buf[..n], &mut self.ready);
+                        if let Some(e) = self.held_too_long() {
+                            error = Some(e);
+                        }
                     }
                     Err(e) => {
                         // What was split so far is good; a partial document is dropped.
@@ -155,6 +169,9 @@ impl DocumentReader {
                     }
                 }
             }
+        }
+        if error.is_none() {
+            error = self.held_too_long();
         }
         let raw = std::mem::take(&mut self.ready);
         match self.options.jsonl_field.clone() {
@@ -168,6 +185,44 @@ impl DocumentReader {
                 (batch, bad.or(error))
             }
         }
+    }
+
+    /// The error for a document held past `hold_bytes` with no end and no safe cut
+    /// (then the reader is ended and the held bytes dropped), or None.
+    fn held_too_long(&mut self) -> Option<Error> {
+        let limit = self.options.hold_bytes?;
+        let held = self.splitter.pending();
+        if held <= limit {
+            return None;
+        }
+        let (number, emitted) = self.splitter.current();
+        let start = self.offset - held as u64 - emitted;
+        let jsonl = self.options.jsonl_field.is_some();
+        let lines = jsonl || self.options.delimit == Delimit::Lines;
+        let what =
+            if lines { format!("line {}", number + 1) } else { format!("document {number}") };
+        let why = if jsonl {
+            "is not cut (a JSON line is parsed whole)"
+        } else if self.splitter.cuts() {
+            "has no end and no point where it can be cut (a line break or a space between \
+             printable ASCII characters)"
+        } else {
+            "has no end, and cannot be cut (documents are cut only under the built-in patterns \
+             gpt2, cl100k and o200k, with no special token holding a line break or a space)"
+        };
+        let fix = if lines {
+            "break the line, or raise memory_limit"
+        } else {
+            "split the input into smaller documents (documents=\"lines\", or a separator), or \
+             raise memory_limit"
+        };
+        self.splitter.abandon();
+        self.ended = true;
+        Some(Error::BadInput(format!(
+            "{}: {what} (from byte {start}) {why}, and is longer than {limit} bytes, the most \
+             of one document memory_limit lets a reader hold at once: {fix}",
+            self.name
+        )))
     }
 
     /// Reads past `n` documents without counting them; returns how many were skipped

@@ -2,7 +2,8 @@
 //!
 //! Complete documents come out whole. A document longer than the chunk size with no end
 //! in sight is emitted in parts, cut only at safe points (`cut.rs`) when cutting is
-//! allowed; otherwise it is buffered whole (memory grows with that one document).
+//! allowed; otherwise it is buffered whole (memory grows with that one document, up to
+//! the reader's `hold_bytes` under a memory limit).
 
 use memchr::memmem;
 
@@ -76,12 +77,12 @@ pub struct Splitter {
     cut_searched: usize,
     /// Bytes of the current document already emitted.
     emitted: u64,
+    /// Documents emitted whole so far (the current one's number, from 0).
+    documents: u64,
 }
 
 impl Splitter {
     pub fn new(delimit: Delimit, cuts: bool, chunk_size: usize) -> Self {
-        // A line holds no newline before its end, so it never has a safe cut.
-        let cuts = cuts && delimit != Delimit::Lines;
         Self {
             delimit,
             cuts,
@@ -90,7 +91,25 @@ impl Splitter {
             searched: 0,
             cut_searched: 0,
             emitted: 0,
+            documents: 0,
         }
+    }
+
+    /// Whether long documents are cut at safe points.
+    pub fn cuts(&self) -> bool {
+        self.cuts
+    }
+
+    /// The current document: its number (from 0) and how many of its bytes were emitted.
+    pub fn current(&self) -> (u64, u64) {
+        (self.documents, self.emitted)
+    }
+
+    /// Drops the bytes held for the current document (after an error).
+    pub fn abandon(&mut self) {
+        self.pending = Vec::new();
+        self.searched = 0;
+        self.cut_searched = 0;
     }
 
     /// Bytes held for the current document.
@@ -105,6 +124,7 @@ impl Splitter {
         while let Some((end, next)) = self.find_end(start) {
             out.push(&self.pending[start..end], false, self.emitted, true);
             self.emitted = 0;
+            self.documents += 1;
             start = next;
             self.searched = next;
         }
@@ -162,10 +182,11 @@ impl Splitter {
 
     /// Emits the current document's bytes up to its last safe cut, if it has one.
     fn cut(&mut self, out: &mut Batch) {
-        // Only bytes known not to start a separator may be emitted; the cut needs the
-        // byte after it too.
-        let last = self.searched.min(self.pending.len().saturating_sub(1));
-        match cut::last_safe_cut(&self.pending, self.cut_searched, last) {
+        // Only bytes known to be in the document (before any separator start) may be
+        // looked at or emitted; a cut needs the byte or two after it too.
+        let known = &self.pending[..self.searched.min(self.pending.len())];
+        let last = known.len().saturating_sub(1);
+        match cut::last_safe_cut(known, self.cut_searched, last) {
             Some(p) => {
                 out.push(&self.pending[..p], false, self.emitted, false);
                 self.emitted += p as u64;

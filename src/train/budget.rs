@@ -31,6 +31,10 @@ pub struct Budget {
     pub batch_bytes: u64,
     /// The merge loop's estimate must stay under this (words are pruned before it starts).
     pub merge_bytes: u64,
+    /// The most bytes of one document held at once without a point to cut it (a reader
+    /// holding a document with no safe cut), and the longest word counted: either beyond
+    /// this is refused with an error, since neither can be pruned.
+    pub hold_bytes: u64,
 }
 
 impl Budget {
@@ -55,6 +59,11 @@ impl Budget {
             checkpoint_every: step,
             batch_bytes: step,
             merge_bytes: avail / 10 * 9,
+            // A reader reads a quarter of this at a time, so a document it emits whole is at
+            // most 1.25x this, held in a buffer that grew by doubling (2.5x) and copied
+            // into a batch (1.25x): about 1/8 of `avail`, inside the room above
+            // `table_high`.
+            hold_bytes: avail / 32,
         })
     }
 }
@@ -219,6 +228,10 @@ mod tests {
         assert!(b.table_low < b.table_high && b.table_high < b.merge_bytes);
         assert!(b.merge_bytes + RESERVED <= b.limit);
         assert_eq!(b.batch_bytes, b.checkpoint_every);
+        assert!(
+            b.checkpoint_every <= b.hold_bytes
+                && 4 * b.hold_bytes <= b.limit - RESERVED - b.table_high
+        );
     }
 
     #[test]

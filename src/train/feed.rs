@@ -15,12 +15,14 @@ pub fn count_from(
     threads: Option<usize>,
 ) -> Result<bool> {
     // A rendezvous channel: one batch read ahead (waiting to be sent), one counted.
+    // Under a memory limit batches are the budget's size.
+    let target = counter.budget().map_or(BATCH_BYTES, |b| b.batch_bytes as usize);
     let (tx, rx) = std::sync::mpsc::sync_channel::<(Batch, Option<Error>)>(0);
     std::thread::scope(|scope| {
         let reading = scope.spawn(move || {
             let mut read = 0;
             loop {
-                let (batch, error) = reader.next_batch(BATCH_BYTES);
+                let (batch, error) = reader.next_batch(target);
                 read += batch.data.len();
                 let stop = error.is_some() || batch.spans.is_empty() || read >= max_bytes;
                 // A closed channel means counting failed: stop reading.

@@ -52,6 +52,18 @@ impl WordSplitter {
         counts: &mut Partial,
         ledger: &mut Ledger,
     ) -> Result<(), fancy_regex::Error> {
+        self.count_each(seg, index, ledger, |word| counts.add_one(word))
+    }
+
+    /// Calls `add` with each word of `seg` in order (each a slice of `seg.data`), and
+    /// tallies the ledger as [`WordSplitter::count`] does.
+    pub fn count_each<'s>(
+        &self,
+        seg: &Segment<'s>,
+        index: u64,
+        ledger: &mut Ledger,
+        mut add: impl FnMut(&'s [u8]),
+    ) -> Result<(), fancy_regex::Error> {
         // Bytes that validate take the text path; others are tallied in the ledger first.
         let is_text = seg.is_text || std::str::from_utf8(seg.data).is_ok();
         if !is_text {
@@ -60,14 +72,14 @@ impl WordSplitter {
         let max = self.max_token_length.unwrap_or(usize::MAX);
         let mut pieces_cut = 0;
         let mut gap_bytes = 0;
-        let mut bump = |piece: &[u8]| {
+        let mut bump = |piece: &'s [u8]| {
             if piece.len() > max {
                 pieces_cut += 1;
                 for part in chunks_at_chars(piece, max) {
-                    counts.add_one(part);
+                    add(part);
                 }
             } else {
-                counts.add_one(piece);
+                add(piece);
             }
         };
         self.specials.split(

@@ -159,6 +159,11 @@ impl Vocab {
         let mut tokens: Vec<Vec<u8>> = Vec::with_capacity(ranks.len());
         for (bytes, id) in ranks {
             interrupt::step(bytes.len())?;
+            if reserved.binary_search(&id).is_ok() {
+                return Err(Error::Corrupt(format!(
+                    "id {id} is the rank of a token and also a special token's id"
+                )));
+            }
             let expected = next_free(tokens.len(), &reserved);
             if id as usize != expected {
                 return Err(Error::Corrupt(format!(

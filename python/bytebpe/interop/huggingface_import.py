@@ -13,55 +13,52 @@ import re
 from typing import Any
 
 from bytebpe._bytebpe import CoreTokenizer, CorruptTokenizerError, resolve_pattern
+from bytebpe.fields import MAX_ID, At, parse_json, reading
 from bytebpe.interop.battery import stress_texts
 from bytebpe.interop.bytemap import unicode_to_bytes
 from bytebpe.interop.huggingface import check_ids, tokenizers_module, vocab_texts
 from bytebpe.interop.oniguruma import rust_pattern
 
-__all__ = ["from_huggingface"]
+__all__ = ["from_huggingface", "from_huggingface_bytes", "import_document"]
 
 GPT2_PATTERN = resolve_pattern("gpt2")
 
 
-def _load(source: Any) -> tuple[dict[str, Any], str]:
+def _load(source: Any) -> tuple[Any, str]:
+    """The JSON document of `source` and how errors name it."""
     if hasattr(source, "to_str") and hasattr(source, "encode_batch"):
-        text, where = source.to_str(), "the tokenizers.Tokenizer"
-    elif isinstance(source, str) and source.lstrip().startswith("{"):
-        text, where = source, "the tokenizer.json text"
-    elif isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
+        where = "the tokenizers.Tokenizer"
+        return parse_json(source.to_str().encode("utf-8"), where, "tokenizer.json"), where
+    if isinstance(source, str) and source.lstrip().startswith("{"):
+        where = "the tokenizer.json text"
+        return parse_json(source.encode("utf-8", "surrogatepass"), where, "tokenizer.json"), where
+    if isinstance(source, (str, bytes, os.PathLike)):
+        path = os.fsdecode(source)
         if os.path.isdir(path):
             path = os.path.join(path, "tokenizer.json")
-        where = repr(path)
         with open(path, "rb") as f:
             raw = f.read()
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise CorruptTokenizerError(f"{where} is not a tokenizer.json (not UTF-8: {e})") from None
-    else:
-        raise TypeError(
-            "from_huggingface takes a tokenizer.json path, its JSON text or a "
-            f"tokenizers.Tokenizer, not {type(source).__name__}"
-        )
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise CorruptTokenizerError(f"{where} is not a tokenizer.json (not valid JSON: {e})") from None
-    if not isinstance(document, dict) or not isinstance(document.get("model"), dict):
-        raise CorruptTokenizerError(f"{where} is not a tokenizer.json: it has no model")
-    return document, where
+        where = repr(path)
+        return parse_json(raw, where, "tokenizer.json"), where
+    raise TypeError(
+        "from_huggingface takes a tokenizer.json path, its JSON text or a "
+        f"tokenizers.Tokenizer, not {type(source).__name__}"
+    )
 
 
-def _components(node: Any) -> list[dict[str, Any]]:
+def _components(node: Any, at: At) -> list[dict[str, Any]]:
+    """The steps of a normalizer, pre-tokenizer or decoder (a Sequence flattened)."""
     if node is None:
         return []
-    if not isinstance(node, dict):
-        raise CorruptTokenizerError(f"malformed component {node!r}")
-    if node.get("type") == "Sequence":
-        inner: Any = node.get("pretokenizers", node.get("normalizers", node.get("decoders", [])))
-        return [c for sub in inner for c in _components(sub)]
-    return [node]
+    step = at.obj(node)
+    if step.get("type") == "Sequence":
+        name = next((k for k in ("pretokenizers", "normalizers", "decoders") if k in step), "")
+        if not name:
+            raise at.error("a Sequence without its list of steps")
+        inner = at.key(name)
+        return [c for i, sub in enumerate(inner.array(step[name]))
+                for c in _components(sub, inner.item(i))]
+    return [step]
 
 
 def _model_type(model: dict[str, Any]) -> str:
@@ -77,13 +74,15 @@ def _model_type(model: dict[str, Any]) -> str:
 
 
 def _import_pattern(document: dict[str, Any], where: str) -> str:
-    parts = _components(document.get("pre_tokenizer"))
+    parts = _components(document.get("pre_tokenizer"), At(where, "pre_tokenizer"))
     names = [str(p.get("type")) for p in parts]
     described = f"pre-tokenizer {' + '.join(names) or 'none'}"
     levels = [p for p in parts if p.get("type") == "ByteLevel"]
     if not levels:
-        decoders = [str(d.get("type")) for d in _components(document.get("decoder"))]
-        normalizers = [str(d.get("type")) for d in _components(document.get("normalizer"))]
+        decoders = [str(d.get("type"))
+                    for d in _components(document.get("decoder"), At(where, "decoder"))]
+        normalizers = [str(d.get("type"))
+                       for d in _components(document.get("normalizer"), At(where, "normalizer"))]
         if "ByteLevel" in decoders or "ByteLevel" in normalizers:
             raise ValueError(
                 f"{where} is byte-level only in its "
@@ -136,13 +135,28 @@ def _import_pattern(document: dict[str, Any], where: str) -> str:
 def from_huggingface(source: Any) -> CoreTokenizer:
     """A tokenizer from a byte-level BPE tokenizer.json, checked to encode like it."""
     document, where = _load(source)
-    model = document["model"]
+    with reading(where):
+        return import_document(document, where)
+
+
+def from_huggingface_bytes(raw: bytes, where: str) -> CoreTokenizer:
+    """The tokenizer of a tokenizer.json's bytes (read once: the file may be a pipe)."""
+    document = parse_json(raw, where, "tokenizer.json")
+    with reading(where):
+        return import_document(document, where)
+
+
+def import_document(document: Any, where: str) -> CoreTokenizer:
+    """The tokenizer of a parsed tokenizer.json, every field checked (`where` names it)."""
+    top = At(where)
+    value, at = top.field(top.obj(document), "model")
+    model = at.obj(value)
     kind = _model_type(model)
     if kind != "BPE":
         raise ValueError(
             f"{where} holds a {kind} model; bytebpe imports only byte-level BPE tokenizers"
         )
-    normalizers = [n for n in _components(document.get("normalizer"))]
+    normalizers = _components(document.get("normalizer"), top.key("normalizer"))
     if normalizers:
         raise ValueError(
             f"{where} has a normalizer ({' + '.join(str(n.get('type')) for n in normalizers)}), "
@@ -156,33 +170,9 @@ def from_huggingface(source: Any) -> CoreTokenizer:
         raise ValueError(f"{where}: its BPE model has dropout={model['dropout']!r} "
                          "(random segmentation); bytebpe encodes deterministically")
     pattern = _import_pattern(document, where)
-    vocab = model.get("vocab")
-    if not isinstance(vocab, dict):
-        raise CorruptTokenizerError(f"{where}: the BPE vocab is not a mapping")
-    by_id = {}
-    for text, token in vocab.items():
-        if not isinstance(text, str) or isinstance(token, bool) or not isinstance(token, int):
-            raise CorruptTokenizerError(f"{where}: malformed vocab entry {text!r}: {token!r}")
-        by_id[token] = text
-    specials: list[tuple[str, int]] = []
-    for entry in document.get("added_tokens") or []:
-        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
-            raise CorruptTokenizerError(f"{where}: malformed added token {entry!r}")
-        text, token = entry["content"], entry.get("id")
-        for flag in ("lstrip", "rstrip", "single_word"):
-            if entry.get(flag):
-                raise ValueError(
-                    f"{where}: the added token {text!r} has {flag}=true, which bytebpe "
-                    "special tokens cannot reproduce"
-                )
-        if token in by_id:
-            if by_id[token] != text:
-                raise ValueError(
-                    f"{where}: the added token {text!r} has id {token}, which the BPE "
-                    f"vocabulary gives to {by_id[token]!r}"
-                )
-            del by_id[token]
-        specials.append((text, token))
+    by_id = _vocab(model, at)
+    _check_merges(model, at, set(by_id.values()))
+    specials = _added_tokens(document, top, by_id)
     ranks = []
     for token, text in by_id.items():
         data = unicode_to_bytes(text)
@@ -195,7 +185,7 @@ def from_huggingface(source: Any) -> CoreTokenizer:
         ranks.append((data, token))
     ranks.sort(key=lambda kv: kv[1])
     for text, token in specials:
-        if not isinstance(token, int) or token < len(ranks):
+        if token < len(ranks):
             raise ValueError(
                 f"{where}: the added token {text!r} has id {token!r}, among the ids of the "
                 f"{len(ranks)} byte-level tokens; bytebpe needs those to be 0..{len(ranks) - 1} "
@@ -207,6 +197,71 @@ def from_huggingface(source: Any) -> CoreTokenizer:
         raise type(e)(f"{where}: {e}") from None
     _check_import(core, document, where)
     return core
+
+
+def _vocab(model: dict[str, Any], at: At) -> dict[int, str]:
+    """The BPE vocabulary by id (each id once). Entries are checked on a fast path; an
+    `At` is made only to word an error."""
+    value, at = at.field(model, "vocab")
+    by_id: dict[int, str] = {}
+    for text, token in at.obj(value).items():
+        if type(token) is not int or not 0 <= token <= MAX_ID:
+            at.key(text).integer(token)
+        if token in by_id:
+            raise at.key(text).error(f"id {token} is also the id of {by_id[token]!r}")
+        by_id[token] = text
+    return by_id
+
+
+def _check_merges(model: dict[str, Any], at: At, vocab: set[str]) -> None:
+    """Each merge joins two vocabulary entries into a third (as `tokenizers` requires;
+    the import itself goes by rank, and `_check_import` compares the encodings)."""
+    at = at.key("merges")
+    for i, merge in enumerate(at.array(model.get("merges", []))):
+        parts = merge.split(" ") if type(merge) is str else merge
+        if (type(parts) is list and len(parts) == 2 and type(parts[0]) is str
+                and type(parts[1]) is str and parts[0] in vocab and parts[1] in vocab
+                and parts[0] + parts[1] in vocab):
+            continue
+        item = at.item(i)
+        if not isinstance(merge, str):
+            item.array(merge)
+        if len(parts) != 2:
+            raise item.error(f"expected two tokens ('left right' or [left, right]), "
+                             f"got {len(parts)}")
+        left, right = (item.item(k).string(parts[k]) for k in range(2))
+        for token in (left, right, left + right):
+            if token not in vocab:
+                raise item.error(f"{token!r} is not in the vocabulary")
+
+
+def _added_tokens(document: dict[str, Any], top: At, by_id: dict[int, str]) -> list[tuple[str, int]]:
+    """The added tokens as (text, id), removed from `by_id` where the BPE vocabulary
+    holds them too (with the same text)."""
+    at = top.key("added_tokens")
+    specials: list[tuple[str, int]] = []
+    for i, entry in enumerate(at.array(document.get("added_tokens") or [])):
+        item = at.item(i)
+        fields = item.obj(entry)
+        value, place = item.field(fields, "content")
+        text = place.string(value)
+        value, place = item.field(fields, "id")
+        token = place.integer(value)
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if fields.get(flag):
+                raise ValueError(
+                    f"{top.where}: the added token {text!r} has {flag}=true, which bytebpe "
+                    "special tokens cannot reproduce"
+                )
+        if token in by_id:
+            if by_id[token] != text:
+                raise ValueError(
+                    f"{top.where}: the added token {text!r} has id {token}, which the BPE "
+                    f"vocabulary gives to {by_id[token]!r}"
+                )
+            del by_id[token]
+        specials.append((text, token))
+    return specials
 
 
 def _check_import(core: CoreTokenizer, document: dict[str, Any], where: str) -> None:

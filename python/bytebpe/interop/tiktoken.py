@@ -28,13 +28,17 @@ from types import ModuleType
 from typing import Any
 
 from bytebpe._bytebpe import CoreTokenizer, CorruptTokenizerError
+from bytebpe.checks import printable_path
+from bytebpe.errors import ArgumentError
+from bytebpe.fields import MAX_ID, At, parse_json, reading
 from bytebpe.file_format import check_header, write_atomic
 from bytebpe.interop.battery import mismatch_message, stress_pieces, stress_texts
 from bytebpe.patterns import builtin_sources
 
 __all__ = [
+    "from_ranks_bytes",
     "from_tiktoken",
-    "read_ranks_file",
+    "read_ranks",
     "save_tiktoken",
     "sidecar_path",
     "to_tiktoken",
@@ -168,19 +172,19 @@ def _ranks_bytes(ranks: Mapping[bytes, int]) -> bytes:
 
 def sidecar_path(path: str | os.PathLike[str]) -> str:
     """Where the sidecar of the ranks file at `path` is."""
-    return f"{os.fspath(path)}.json"
+    return f"{os.fsdecode(path)}.json"
 
 
 def save_tiktoken(core: CoreTokenizer, path: str | os.PathLike[str]) -> None:
     """Writes the ranks file at `path` and the sidecar at `<path>.json`."""
-    path = os.fspath(path)
+    path = os.fsdecode(path)
     data = _ranks_bytes(core.mergeable_ranks())
     sidecar = {
         "format": SIDECAR_FORMAT,
         "version": SIDECAR_VERSION,
         "pattern": core.pattern,
         "special_tokens": dict(sorted(core.special_tokens, key=lambda kv: kv[1])),
-        "ranks_file": os.path.basename(path),
+        "ranks_file": printable_path(os.path.basename(path)),  # informative only
         "ranks_sha256": hashlib.sha256(data).hexdigest(),
         "n_ranks": core.n_mergeable,
     }
@@ -192,15 +196,10 @@ def save_tiktoken(core: CoreTokenizer, path: str | os.PathLike[str]) -> None:
 # ==================== Import
 
 
-def read_ranks_file(path: str | os.PathLike[str]) -> tuple[dict[bytes, int], bytes]:
-    """Parses a `.tiktoken` ranks file strictly; returns (ranks, raw file bytes).
-
-    Errors name the file and the line: malformed lines, bad base64, bad or repeated
-    ranks, repeated tokens, an empty file.
-    """
-    where = os.fspath(path)
-    with open(path, "rb") as f:
-        raw = f.read()
+def read_ranks(raw: bytes, where: str) -> dict[bytes, int]:
+    """The ranks of a `.tiktoken` file's bytes (`where` names it). Errors name the file
+    and the line: malformed lines, bad base64, bad or repeated ranks, repeated tokens, an
+    empty file."""
     ranks: dict[bytes, int] = {}
     seen_ranks: dict[int, int] = {}
     lines = raw.split(b"\n")
@@ -210,7 +209,7 @@ def read_ranks_file(path: str | os.PathLike[str]) -> tuple[dict[bytes, int], byt
         def bad(why: str, line: bytes = line, number: int = number) -> CorruptTokenizerError:
             shown = line[:80].decode("utf-8", "replace")
             return CorruptTokenizerError(
-                f"{where!r}, line {number}: {why} (the line reads {shown!r}); expected "
+                f"{where}, line {number}: {why} (the line reads {shown!r}); expected "
                 "'<base64 of the token bytes> <rank>', as tiktoken writes"
             )
 
@@ -224,11 +223,11 @@ def read_ranks_file(path: str | os.PathLike[str]) -> tuple[dict[bytes, int], byt
             raise bad("the token is not valid base64") from None
         if not token:
             raise bad("the token is empty")
-        if not rank_text.isdigit():
+        if not rank_text.isdigit() or not rank_text.isascii():
             raise bad("the rank is not a non-negative integer")
+        if len(rank_text) > 10 or int(rank_text) > MAX_ID:
+            raise bad(f"the rank is too large (ranks are at most {MAX_ID})")
         rank = int(rank_text)
-        if rank >= 2**32:
-            raise bad("the rank is too large")
         if token in ranks:
             raise bad(f"the token {token!r} was already given rank {ranks[token]}")
         if rank in seen_ranks:
@@ -236,35 +235,33 @@ def read_ranks_file(path: str | os.PathLike[str]) -> tuple[dict[bytes, int], byt
         ranks[token] = rank
         seen_ranks[rank] = number
     if not ranks:
-        raise CorruptTokenizerError(f"{where!r} is empty: no ranks in it")
-    return ranks, raw
+        raise CorruptTokenizerError(f"{where} is empty: no ranks in it")
+    return ranks
 
 
 def _read_sidecar(path: str) -> dict[str, Any] | None:
+    """The sidecar of the ranks file at `path`, each field checked (None if absent)."""
     side = sidecar_path(path)
     if not os.path.exists(side):
         return None
-    try:
-        with open(side, encoding="utf-8") as f:
-            meta: dict[str, Any] = json.load(f)  # check_header checks it is an object
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CorruptTokenizerError(f"sidecar {side!r} is not valid JSON: {e}") from None
-    check_header(
-        meta, f"sidecar {side!r}", SIDECAR_FORMAT, SIDECAR_VERSION, "bytebpe tiktoken sidecar"
-    )
-    pattern = meta.get("pattern")
-    specials = meta.get("special_tokens")
-    if not isinstance(pattern, str) or not isinstance(specials, dict) or not all(
-        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
-        for k, v in specials.items()
-    ):
-        raise CorruptTokenizerError(f"sidecar {side!r} has a malformed pattern or special_tokens")
-    if not isinstance(meta.get("ranks_sha256"), str):
-        raise CorruptTokenizerError(f"sidecar {side!r} has no ranks_sha256")
+    where = f"sidecar {side!r}"
+    with open(side, "rb") as f:
+        raw = f.read()
+    meta = check_header(parse_json(raw, where, "bytebpe tiktoken sidecar"), where,
+                        SIDECAR_FORMAT, SIDECAR_VERSION, "bytebpe tiktoken sidecar")
+    top = At(where)
+    value, at = top.field(meta, "pattern")
+    at.string(value)
+    value, at = top.field(meta, "special_tokens")
+    for text, token in at.obj(value).items():
+        at.key(text).integer(token)
+    value, at = top.field(meta, "ranks_sha256")
+    at.string(value)
     return meta
 
 
 def _specials_list(specials: object, where: str) -> list[tuple[str, int]]:
+    """A `special_tokens=` argument (or an Encoding's) as (text, id) pairs sorted by id."""
     if not isinstance(specials, Mapping):
         raise TypeError(
             f"special_tokens must be a dict of text -> id, not {type(specials).__name__}"
@@ -273,6 +270,11 @@ def _specials_list(specials: object, where: str) -> list[tuple[str, int]]:
     for text, token in specials.items():
         if not isinstance(text, str) or isinstance(token, bool) or not isinstance(token, int):
             raise TypeError(f"special_tokens from {where}: {text!r}: {token!r} is not str -> int")
+        if not 0 <= token <= MAX_ID:
+            raise ValueError(
+                f"special_tokens from {where}: {text!r} has id {token}, which is not a "
+                f"token id (0..{MAX_ID})"
+            )
         out.append((text, token))
     return sorted(out, key=lambda kv: kv[1])
 
@@ -309,31 +311,52 @@ def from_tiktoken(
             _specials_list(specials, where),
             where,
         )
-    if not isinstance(source, (str, os.PathLike)):
+    if not isinstance(source, (str, bytes, os.PathLike)):
         raise TypeError(
             "from_tiktoken takes a tiktoken.Encoding or the path of a .tiktoken file, "
             f"not {type(source).__name__}"
         )
-    path = os.fspath(source)
-    ranks, raw = read_ranks_file(path)
-    meta = _read_sidecar(path)
-    if meta is not None:
-        digest = hashlib.sha256(raw).hexdigest()
-        if digest != meta["ranks_sha256"]:
-            raise CorruptTokenizerError(
-                f"{path!r} does not match its sidecar {sidecar_path(path)!r}: the sidecar "
-                f"records sha256 {meta['ranks_sha256']}, the file has {digest} (the ranks "
-                "file was modified, truncated, or the sidecar belongs to another file)"
-            )
-    if pattern is None:
-        if meta is None:
-            raise ValueError(
-                f"{path!r} is a bare .tiktoken ranks file (no sidecar "
-                f"{sidecar_path(path)!r}), and that format does not store the "
-                "pre-tokenization pattern; pass pattern= (e.g. pattern='cl100k', 'o200k', "
-                "'gpt2', or the regex the vocabulary was trained with)"
-            )
-        pattern = meta["pattern"]
-    if special_tokens is None:
-        special_tokens = meta["special_tokens"] if meta is not None else {}
-    return _build(pattern, ranks, _specials_list(special_tokens, repr(path)), repr(path))
+    path = os.fsdecode(source)
+    with open(path, "rb") as f:
+        raw = f.read()
+    return from_ranks_bytes(raw, path, pattern, special_tokens)
+
+
+def from_ranks_bytes(
+    raw: bytes,
+    path: str,
+    pattern: str | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+) -> CoreTokenizer:
+    """The tokenizer of a `.tiktoken` file's bytes (read once: it may be a pipe) and of
+    the sidecar next to `path`, if any."""
+    where = repr(path)
+    blame_files = pattern is None and special_tokens is None
+    if special_tokens is not None:
+        specials = _specials_list(special_tokens, where)
+    with reading(where):
+        ranks = read_ranks(raw, where)
+        meta = _read_sidecar(path)
+        if meta is not None:
+            digest = hashlib.sha256(raw).hexdigest()
+            if digest != meta["ranks_sha256"]:
+                raise CorruptTokenizerError(
+                    f"{where} does not match its sidecar {sidecar_path(path)!r}: the sidecar "
+                    f"records sha256 {meta['ranks_sha256']}, the file has {digest} (the ranks "
+                    "file was modified, truncated, or the sidecar belongs to another file)"
+                )
+        if pattern is None:
+            if meta is None:
+                raise ArgumentError(
+                    f"{where} is a bare .tiktoken ranks file (no sidecar "
+                    f"{sidecar_path(path)!r}), and that format does not store the "
+                    "pre-tokenization pattern; pass pattern= (e.g. pattern='cl100k', "
+                    "'o200k', 'gpt2', or the regex the vocabulary was trained with)"
+                )
+            pattern = str(meta["pattern"])
+        if special_tokens is None:
+            specials = _specials_list(meta["special_tokens"] if meta is not None else {}, where)
+        if blame_files:
+            return _build(pattern, ranks, specials, where)
+    # An argument is in play: the core's error (a bad pattern, a taken id) keeps its type.
+    return _build(pattern, ranks, specials, where)

@@ -5,12 +5,10 @@ of how it was trained."""
 from __future__ import annotations
 
 import datetime
-import json
 import os
-import sqlite3
 from typing import Any
 
-from bytebpe import store
+from bytebpe import loading, store
 from bytebpe.tokenizer import Tokenizer
 
 
@@ -36,26 +34,16 @@ def open_tokenizer(source: object) -> tuple[Tokenizer, dict[str, Any]]:
         "file_bytes": os.path.getsize(path),
         "modified": _when(os.path.getmtime(path)),
     }
-    if store.is_store_file(path):
-        tok = Tokenizer.load(path)
-        info.update(kind="run store", **_store_facts(path))
-        return tok, info
-    if path.endswith(".tiktoken"):
-        info["kind"] = "tiktoken ranks file"
-        return Tokenizer.from_tiktoken(path), info
-    with open(path, "rb") as f:
-        head = f.read(4096)
-    if head.lstrip().startswith(b"{") and b'"bytebpe-tokenizer"' not in head:
-        try:
-            with open(path, encoding="utf-8") as f:
-                obj = json.load(f)
-        except (ValueError, UnicodeDecodeError):
-            obj = None
-        if isinstance(obj, dict) and "model" in obj and obj.get("format") != "bytebpe-tokenizer":
-            info["kind"] = "Hugging Face tokenizer.json"
-            return Tokenizer.from_huggingface(path), info
-    info["kind"] = "bytebpe tokenizer file"
-    return Tokenizer.load(path), info
+    file = loading.read(path)  # once: the path may be a pipe
+    tok = Tokenizer(*loading.build(file))
+    info["kind"] = _KIND_NAMES[file.kind]
+    if file.kind == "store":
+        info.update(_store_facts(path))
+    return tok, info
+
+
+_KIND_NAMES = {"store": "run store", "tiktoken": "tiktoken ranks file",
+               "huggingface": "Hugging Face tokenizer.json", "bytebpe": "bytebpe tokenizer file"}
 
 
 def _when(t: float | None) -> str | None:
@@ -77,27 +65,10 @@ def _store_facts(path: str) -> dict[str, Any]:
                      "finished": run.counting_finished},
         "merges_logged": len(run.merges),
     }
-    facts.update(_merge_times(path))
+    if run.merge_times is not None:
+        first, last = run.merge_times
+        facts.update(first_merge=_when(first), last_merge=_when(last),
+                     merge_seconds=round(last - first, 3))
+        if run.counting_updated is not None:
+            facts["counting_updated"] = _when(run.counting_updated)
     return facts
-
-
-def _merge_times(path: str) -> dict[str, Any]:
-    """When the first and last merges were committed (read-only; the store's schema
-    names them `time`, seconds since the epoch). Empty if the store has no such column."""
-    try:
-        conn = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True)
-        try:
-            first, last, n = conn.execute(
-                "SELECT min(time), max(time), count(*) FROM merges").fetchone()
-            updated = conn.execute("SELECT updated FROM counting").fetchone()
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return {}
-    if not n:
-        return {}
-    out: dict[str, Any] = {"first_merge": _when(first), "last_merge": _when(last),
-                           "merge_seconds": round(last - first, 3)}
-    if updated is not None:
-        out["counting_updated"] = _when(updated[0])
-    return out

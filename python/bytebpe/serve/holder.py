@@ -26,9 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from bytebpe import Tokenizer
+from bytebpe import Tokenizer, loading
+from bytebpe.errors import CorruptTokenizerError
 from bytebpe.serve import version as versions
-from bytebpe.store import is_store_file
+from bytebpe.store import SQLITE_ERRORS, is_store_file
 
 KINDS = ("store", "bytebpe", "huggingface", "tiktoken")
 
@@ -90,30 +91,15 @@ def make_served(tok: Tokenizer, kind: str) -> Served:
                   valid_end, gaps)
 
 
-def detect_kind(path: str) -> str:
-    """What reads `path`: a run store, tiktoken ranks (`.tiktoken`), a Hugging Face
-    `tokenizer.json`, or bytebpe's own tokenizer file."""
-    if is_store_file(path):
-        return "store"
-    if path.endswith(".tiktoken"):
-        return "tiktoken"
-    with open(path, "rb") as f:
-        head = f.read(4096)
-    if b'"model"' in head or b'"added_tokens"' in head:
-        return "huggingface"
-    return "bytebpe"
-
-
 def load(path: str, kind: str | None = None) -> tuple[Tokenizer, str]:
-    """Reads `path` with the loader its kind needs; returns (tokenizer, kind)."""
-    kind = kind or detect_kind(path)
-    if kind == "tiktoken":
-        return Tokenizer.from_tiktoken(path), kind
-    if kind == "huggingface":
-        return Tokenizer.from_huggingface(path), kind
-    if kind not in KINDS:
+    """Reads `path` (once) with the loader its kind needs; returns (tokenizer, kind).
+    `kind` insists on one kind: another is refused."""
+    if kind is not None and kind not in KINDS:
         raise ValueError(f"kind={kind!r}; choose one of {', '.join(KINDS)}")
-    return Tokenizer.load(path), kind
+    file = loading.read(path)
+    if kind is not None and file.kind != kind:
+        raise CorruptTokenizerError(f"{path!r} is a {file.kind} file, not {kind}")
+    return Tokenizer(*loading.build(file)), file.kind
 
 
 def load_verified(path: str, kind: str | None = None) -> Served:
@@ -159,12 +145,12 @@ def _store_key(path: str) -> Any:
     try:
         conn = sqlite3.connect("file:" + os.path.abspath(path) + "?mode=ro", uri=True,
                               isolation_level=None)
-    except sqlite3.Error as e:
+    except SQLITE_ERRORS as e:
         return ("unopenable", str(e))
     try:
         (merges,) = conn.execute("SELECT coalesce(max(rank) + 1, 0) FROM merges").fetchone()
         return ("merges", merges)
-    except sqlite3.Error as e:
+    except SQLITE_ERRORS as e:  # a damaged store is reloaded, and refused, by the loader
         return ("unreadable", str(e))
     finally:
         conn.close()

@@ -7,11 +7,12 @@ Each `parse_*` takes the decoded JSON and returns a small request object, or rai
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Literal, Union
 
+from bytebpe import special_policy
 from bytebpe.serve.config import ServeConfig
 
-Special = Union[str, frozenset[str]]  # "all" or a set of special-token texts
+Special = Union[Literal["all"], frozenset[str]]  # "all" or a set of special-token texts
 
 
 class ApiError(Exception):
@@ -69,17 +70,17 @@ def _version(body: dict[str, Any]) -> str | None:
 
 
 def _special(body: dict[str, Any], key: str, default: Special) -> Special:
+    """"all" or a set of special tokens, by the Python API's rules (`special_policy`)."""
     if key not in body:
         return default
     value = body[key]
-    if value == "all":
-        return "all"
-    if type(value) is not list:
+    if isinstance(value, dict):  # a JSON object is not a list of tokens (Python's keys)
         raise invalid(key, f"must be \"all\" or an array of strings, not {_type_name(value)}")
-    for i, item in enumerate(value):
-        if type(item) is not str:
-            raise invalid(f"{key}[{i}]", f"must be a string, not {_type_name(item)}")
-    return frozenset(value)
+    try:
+        return special_policy.argument(key, value)
+    except (TypeError, ValueError) as e:
+        message = str(e)  # it starts with the field: the key, or key[i]
+        raise ApiError(400, "invalid_field", message, message.split("=")[0].split(" ")[0]) from None
 
 
 def _text(value: Any, field: str, config: ServeConfig) -> int:

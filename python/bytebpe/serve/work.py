@@ -6,14 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from bytebpe import special_policy
 from bytebpe.serve.holder import Served
 from bytebpe.serve.schema import ApiError, DecodeRequest, EncodeRequest, invalid
 
 VERSION_HEADER = "x-bytebpe-vocab-version"
 
 
-def _special_sets(served: Served, req: EncodeRequest) -> tuple[set[str], set[str]]:
-    specials = set(served.tokenizer.special_tokens)
+def _special_sets(served: Served, req: EncodeRequest) -> tuple[frozenset[str], frozenset[str]]:
+    """The Python API's rules (`special_policy`), and one more: every token named must be
+    a special token of this vocabulary (a typo would otherwise be ignored)."""
+    specials = frozenset(served.tokenizer.special_tokens)
     for key in ("allowed_special", "disallowed_special"):
         value = getattr(req, key)
         if value != "all":
@@ -21,10 +24,8 @@ def _special_sets(served: Served, req: EncodeRequest) -> tuple[set[str], set[str
                 if name not in specials:
                     raise invalid(key, f"{name!r} is not a special token of this vocabulary "
                                        f"(it has {sorted(specials)})")
-    allowed = specials if req.allowed_special == "all" else set(req.allowed_special)
-    disallowed = (specials - allowed if req.disallowed_special == "all"
-                  else set(req.disallowed_special))
-    return allowed, disallowed
+    allowed = special_policy.resolve(req.allowed_special, specials)
+    return allowed, special_policy.resolve(req.disallowed_special, specials - allowed)
 
 
 def encode_texts(served: Served, req: EncodeRequest) -> list[list[int]]:
