@@ -121,6 +121,12 @@ impl CoreTokenizer {
         detached_quiet(py, move || Ok(Self::new(train::warm::seed(&start, &seeds)?)))
     }
 
+    /// Every split of every token into two tokens, as (left, right, token) ids, by token
+    /// id then length of the left part (linear in the total token bytes).
+    fn splits(&self, py: Python<'_>) -> PyResult<Vec<(Rank, Rank, Rank)>> {
+        detached_quiet(py, || self.inner.vocab().splits())
+    }
+
     /// Mergeable token bytes in id order; b"" at a special token's id among them.
     fn tokens<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
         self.inner.vocab().tokens().iter().map(|t| PyBytes::new(py, t)).collect()
