@@ -29,6 +29,24 @@ pub struct Delta {
     pub words: Vec<(Pair, u32)>,
 }
 
+/// A [`Delta`] with its net changes in pair order: the map's order depends on its hash
+/// seed, and applying in pair order keeps every run identical.
+pub struct NetChanges {
+    /// (pair, net change), nonzero, sorted by pair.
+    pub net: Vec<(Pair, i128)>,
+    /// (pair, word) for each pair that appears in a word through the merge.
+    pub words: Vec<(Pair, u32)>,
+}
+
+impl Delta {
+    /// The nonzero changes in pair order.
+    pub fn into_net(self) -> NetChanges {
+        let mut net: Vec<(Pair, i128)> = self.counts.into_iter().filter(|&(_, d)| d != 0).collect();
+        net.sort_unstable();
+        NetChanges { net, words: self.words }
+    }
+}
+
 /// Words of at least this many tokens are long. Below it a rescan costs less than the
 /// index (about 16 bytes per token instead of 4).
 pub const LONG_WORD: usize = 256;

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::arena::WordArena;
 use super::candidate::Candidate;
-use super::long::{Delta, LongWords};
+use super::long::LongWords;
 use super::pairs::PairIndex;
 use super::rewrite::{rewrite, Pair, Rewritten};
 use crate::error::{Error, Result};
@@ -228,7 +228,7 @@ impl Merger {
         let long = (!self.long.is_empty()).then(|| {
             let delta = self.long.merge(&word_ids, &self.word_counts, pair, token);
             word_ids.retain(|&w| !self.long.contains(w));
-            net_changes(delta)
+            delta.into_net()
         });
         let chunks: Vec<Rewritten> = if word_ids.len() >= PARALLEL_WORDS && self.threads > 1 {
             let chunk = word_ids.len().div_ceil(self.threads * 4);
@@ -268,7 +268,7 @@ impl Merger {
                 }
             }
         }
-        for &(p, d) in long.iter().flat_map(|(net, _)| net).filter(|(_, d)| *d < 0) {
+        for &(p, d) in long.iter().flat_map(|c| &c.net).filter(|(_, d)| *d < 0) {
             let id = self.pairs.id(p).ok_or_else(|| {
                 Error::Corrupt(format!("a long word loses the pair {p:?}, which is not counted"))
             })?;
@@ -288,8 +288,8 @@ impl Merger {
                 }
             }
         }
-        if let Some((net, gained_in)) = &long {
-            for &(p, d) in net.iter().filter(|(_, d)| *d > 0) {
+        if let Some(changes) = &long {
+            for &(p, d) in changes.net.iter().filter(|(_, d)| *d > 0) {
                 let id = self.pairs.id_or_insert(p);
                 let n = u64::try_from(d).map_err(|_| self.overflow(p))?;
                 if !self.pairs.add(id, n) {
@@ -299,7 +299,7 @@ impl Merger {
                     risen.push(p);
                 }
             }
-            for &(p, w) in gained_in {
+            for &(p, w) in &changes.words {
                 let id = self.pairs.id_or_insert(p);
                 self.pairs.list(id, w);
             }
@@ -321,14 +321,6 @@ impl Merger {
         self.scratch = (gone, risen);
         Ok(())
     }
-}
-
-/// A long-word delta as (pair, net change) sorted by pair (the map's order depends on its
-/// hash seed; applying in pair order keeps every run identical), and the words gained.
-fn net_changes(delta: Delta) -> (Vec<(Pair, i128)>, Vec<(Pair, u32)>) {
-    let mut net: Vec<(Pair, i128)> = delta.counts.into_iter().filter(|&(_, d)| d != 0).collect();
-    net.sort_unstable();
-    (net, delta.words)
 }
 
 /// Merges touching at least this many distinct words rewrite them in parallel. Below it
