@@ -32,6 +32,16 @@ def test_encode_batch_numpy_matches_lists(tok):
     assert wide.dtype == np.uint32 and wide.tolist() == tokens.tolist()
 
 
+@pytest.mark.parametrize("n", [0, 1, 2, 30])
+def test_encode_batch_of_any_size_matches_single_calls(tok, n):
+    # One document takes a path of its own (no helper thread); every size gives the same ids.
+    docs = HELDOUT[:n]
+    for threads in (None, 1, 2):
+        assert tok.encode_batch(docs, num_threads=threads) == [tok.encode(d) for d in docs]
+    with pytest.raises(ValueError, match="contains the special token"):
+        tok.encode_batch(["x<|endoftext|>"])
+
+
 def test_encode_batch_numpy_eot_and_bytes(tok):
     eot = tok.special_tokens["<|endoftext|>"]
     tokens, offsets = tok.encode_batch_numpy(["ab", b"\xffcd"], eot="<|endoftext|>")

@@ -224,6 +224,14 @@ impl CoreTokenizer {
         use std::sync::mpsc;
 
         let pool = crate::parallel::checked(num_threads).map_err(to_py)?;
+        if texts.len() < 2 {
+            // Nothing to overlap: no helper thread for a one-document batch.
+            let lists = texts
+                .iter()
+                .map(|t| self.list(py, &detached_quiet(py, || self.inner.encode_ordinary(t))?))
+                .collect::<PyResult<Vec<_>>>()?;
+            return PyList::new(py, lists);
+        }
         let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
         let mut lists: Vec<Option<Bound<'py, PyList>>> = vec![None; texts.len()];
         let mut failed: Option<(usize, crate::Error)> = None;
