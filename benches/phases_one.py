@@ -43,7 +43,7 @@ def main() -> None:
     ap.add_argument("--corpus", required=True)
     ap.add_argument("--mb", type=float, default=None)
     ap.add_argument("--pattern", default="cl100k")
-    ap.add_argument("--vocab-sizes", default="8192,32768,65536")
+    ap.add_argument("--vocab-sizes", default="8192,32768,65536", help='"" counts only')
     args = ap.parse_args()
     texts = load_texts(args.corpus, args.mb)
     n_bytes = sum(len(t.encode("utf-8")) for t in texts)
@@ -73,7 +73,7 @@ def main() -> None:
         "bytes_per_distinct_word": (rss_counted - rss_before) * 2**20 / max(counter.distinct_words, 1),
         "merge": {},
     }
-    for size in map(int, args.vocab_sizes.split(",")):
+    for size in [int(s) for s in args.vocab_sizes.split(",") if s]:
         counter = count(texts, args.pattern)  # a counter trains once
         t0 = time.perf_counter()
         core = counter.train(size, 2)
