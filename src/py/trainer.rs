@@ -79,14 +79,18 @@ impl WordCounter {
         let threads = self.threads;
         let counter = self.counter()?;
         let held_docs = &held;
+        let batch_bytes: usize = held.iter().map(|h| h.document().data.len()).sum();
         let counted = detached_quiet(py, move || {
             let docs: Vec<Document<'_>> = held_docs.iter().map(HeldDocument::document).collect();
             counter.add_documents(&docs, first_index, threads)
         });
         // The batch's encoded texts and partial tables are freed now: give their pages
-        // back, so the process holds the word table and not the last batch's scratch.
+        // back, so the process holds the word table and not the last batch's scratch (a
+        // small batch's scratch is left for the next to reuse: trimming walks the heap).
         drop(held);
-        train::budget::release_free_memory();
+        if batch_bytes >= TRIM_AFTER_BYTES {
+            train::budget::release_free_memory();
+        }
         counted
     }
 
@@ -246,6 +250,9 @@ impl WordCounter {
         Ok(CoreTokenizer::new(tokenizer))
     }
 }
+
+/// Batches of at least this many bytes give their freed scratch back to the system.
+const TRIM_AFTER_BYTES: usize = 4 << 20;
 
 impl WordCounter {
     /// Holds a `str` or `bytes`/`bytearray` item. A `str` with a lone surrogate raises
