@@ -69,6 +69,11 @@ impl PieceTable {
     /// The word starting at `start` in the arena.
     #[inline(always)]
     fn word_at(&self, start: usize) -> &[u8] {
+        // Nearly every word is shorter than 128 bytes: a one-byte length.
+        let first = self.arena[start];
+        if first < 0x80 {
+            return &self.arena[start + 1..start + 1 + first as usize];
+        }
         let mut rest = &self.arena[start..];
         let len = take_varint(&mut rest).expect("the arena holds whole words") as usize;
         &rest[..len]
