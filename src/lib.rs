@@ -13,6 +13,7 @@ pub mod parallel;
 pub mod utf8;
 // Layer 1: building blocks.
 pub mod fingerprint;
+pub mod interrupt;
 pub mod ledger;
 pub mod pretokenize;
 pub mod special;

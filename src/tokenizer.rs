@@ -4,7 +4,7 @@ use rayon::prelude::*;
 
 use crate::decode;
 use crate::document::Document;
-use crate::encode::{self, encode_piece};
+use crate::encode::{self, encode_piece_cached, FlatBatch, PieceCache};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::pretokenize::Pattern;
@@ -135,9 +135,9 @@ impl Tokenizer {
     /// Encodes any bytes; bytes that are not valid UTF-8 become their byte tokens.
     pub fn encode_bytes(&self, data: &[u8]) -> Result<Vec<Rank>> {
         let mut out = Vec::with_capacity(data.len() / 3);
-        let vocab = &self.vocab;
+        let (vocab, mut cache) = (&self.vocab, PieceCache::for_text(data.len()));
         self.pattern
-            .split_bytes(data, |piece| encode_piece(vocab, piece, &mut out))
+            .split_bytes(data, |piece| encode_piece_cached(vocab, piece, &mut out, &mut cache))
             .map_err(match_error)?;
         Ok(out)
     }
@@ -171,15 +171,15 @@ impl Tokenizer {
         })
     }
 
-    /// Encodes many texts into one flat token array plus `texts.len() + 1` offsets
-    /// (document `i` is `tokens[offsets[i]..offsets[i + 1]]`), in parallel. With `eot`,
-    /// that token follows every document.
+    /// Encodes many documents in parallel, for one flat token array (see [`FlatBatch`]:
+    /// document `i` is `offsets[i]..offsets[i + 1]`). With `eot`, that token follows
+    /// every document.
     pub fn encode_ordinary_batch_flat(
         &self,
         docs: &[Document<'_>],
         eot: Option<Rank>,
         threads: Option<usize>,
-    ) -> Result<(Vec<Rank>, Vec<u64>)> {
+    ) -> Result<FlatBatch> {
         let parts = parallel::pool(threads).install(|| {
             docs.par_iter()
                 .map(|doc| {
@@ -194,14 +194,7 @@ impl Tokenizer {
                 })
                 .collect::<Result<Vec<_>>>()
         })?;
-        let mut offsets = Vec::with_capacity(parts.len() + 1);
-        offsets.push(0);
-        let mut flat = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-        for ids in parts {
-            flat.extend_from_slice(&ids);
-            offsets.push(flat.len() as u64);
-        }
-        Ok((flat, offsets))
+        Ok(FlatBatch::new(parts))
     }
 
     /// Problems with the vocabulary, empty when it is sound. Construction already
@@ -239,8 +232,10 @@ impl Tokenizer {
     }
 
     fn encode_text_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
-        let vocab = &self.vocab;
-        self.pattern.split_text(text, |piece| encode_piece(vocab, piece, out)).map_err(match_error)
+        let (vocab, mut cache) = (&self.vocab, PieceCache::for_text(text.len()));
+        self.pattern
+            .split_text(text, |piece| encode_piece_cached(vocab, piece, out, &mut cache))
+            .map_err(match_error)
     }
 }
 

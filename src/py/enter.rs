@@ -1,49 +1,63 @@
 //! The one door for long calls: release the GIL, stay interruptible, map errors.
 
-use std::sync::Mutex;
+use std::cell::RefCell;
 
 use pyo3::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::interrupt;
 
 /// Runs a closure with the GIL re-acquired, from inside detached work.
 pub type Reattach<'a> = dyn FnMut(&mut dyn FnMut(Python<'_>) -> PyResult<()>) -> Result<()> + 'a;
 
+thread_local! {
+    /// The Python exception that stopped detached work on this thread (Ctrl-C, or one
+    /// raised by a progress callback), re-raised as is once the GIL is back.
+    static RAISED: RefCell<Option<PyErr>> = const { RefCell::new(None) };
+}
+
+/// Runs `inner` with the GIL, after delivering pending signals (Ctrl-C); a Python
+/// exception from either is kept for the caller and stops the work.
+fn attached(inner: &mut dyn FnMut(Python<'_>) -> PyResult<()>) -> Result<()> {
+    Python::attach(|py| {
+        py.check_signals().and_then(|()| inner(py)).map_err(|e| {
+            RAISED.with(|r| *r.borrow_mut() = Some(e));
+            Error::Interrupted
+        })
+    })
+}
+
+/// The core's interrupt check (see `interrupt`): deliver pending signals.
+fn check_signals() -> Result<()> {
+    attached(&mut |_| Ok(()))
+}
+
 /// Runs `work` with the GIL released. `work` receives `reattach`, to call now and then
 /// (at least once a second): it takes the GIL briefly, delivers Ctrl-C, then runs the
-/// given closure (progress, callbacks). A Python exception raised there stops the work
-/// and is re-raised as is once the GIL is back.
+/// given closure (progress, callbacks). Long loops in the core also deliver Ctrl-C on
+/// their own (`interrupt::step`, a check every 50 ms at most). A Python exception raised
+/// there stops the work and is re-raised as is once the GIL is back.
 pub fn detached<T, F>(py: Python<'_>, work: F) -> PyResult<T>
 where
     T: Send,
     F: FnOnce(&mut Reattach<'_>) -> Result<T> + Send,
 {
-    let raised: Mutex<Option<PyErr>> = Mutex::new(None);
     let result = py.detach(|| {
-        let mut reattach = |inner: &mut dyn FnMut(Python<'_>) -> PyResult<()>| -> Result<()> {
-            Python::attach(|py| {
-                py.check_signals().and_then(|()| inner(py)).map_err(|e| {
-                    *raised.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
-                    Error::Interrupted
-                })
-            })
-        };
-        work(&mut reattach)
+        // An exception left by a call that ended without raising it is not this call's.
+        RAISED.with(|r| r.borrow_mut().take());
+        interrupt::with_check(check_signals, || work(&mut attached))
     });
-    match result {
-        Ok(value) => Ok(value),
-        Err(err) => Err(raised
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-            .unwrap_or_else(|| super::errors::to_py(err))),
-    }
+    result.map_err(|err| {
+        RAISED.with(|r| r.borrow_mut().take()).unwrap_or_else(|| super::errors::to_py(err))
+    })
 }
 
-/// Runs short-to-medium work with the GIL released, mapping core errors.
+/// Runs work that needs no callbacks with the GIL released, mapping core errors; Ctrl-C
+/// stops it as in [`detached`].
 pub fn detached_quiet<T, F>(py: Python<'_>, work: F) -> PyResult<T>
 where
     T: Send,
     F: FnOnce() -> Result<T> + Send,
 {
-    py.detach(work).map_err(super::errors::to_py)
+    detached(py, |_| work())
 }

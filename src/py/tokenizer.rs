@@ -121,6 +121,12 @@ impl CoreTokenizer {
         detached_quiet(py, move || Ok(Self::new(train::warm::seed(&start, &seeds)?)))
     }
 
+    /// Every split of every token into two tokens, as (left, right, token) ids, by token
+    /// id then length of the left part (linear in the total token bytes).
+    fn splits(&self, py: Python<'_>) -> PyResult<Vec<(Rank, Rank, Rank)>> {
+        detached_quiet(py, || self.inner.vocab().splits())
+    }
+
     /// Mergeable token bytes in id order; b"" at a special token's id among them.
     fn tokens<'py>(&self, py: Python<'py>) -> Vec<Bound<'py, PyBytes>> {
         self.inner.vocab().tokens().iter().map(|t| PyBytes::new(py, t)).collect()
@@ -204,6 +210,9 @@ impl CoreTokenizer {
         self.list(py, &ids)
     }
 
+    /// The pool encodes while this thread, holding the GIL only between waits, turns the
+    /// documents already encoded into lists: building Python lists cannot run in
+    /// parallel, so it overlaps the encoding instead of following it.
     #[pyo3(signature = (texts, num_threads=None))]
     fn encode_ordinary_batch<'py>(
         &self,
@@ -211,12 +220,48 @@ impl CoreTokenizer {
         texts: Vec<PyBackedStr>,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        crate::parallel::checked(num_threads).map_err(to_py)?;
-        let batch = detached_quiet(py, || {
-            let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
-            self.inner.encode_ordinary_batch(&texts, num_threads)
+        use rayon::prelude::*;
+        use std::sync::mpsc;
+
+        let pool = crate::parallel::checked(num_threads).map_err(to_py)?;
+        let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
+        let mut lists: Vec<Option<Bound<'py, PyList>>> = vec![None; texts.len()];
+        let mut failed: Option<(usize, crate::Error)> = None;
+        let (tx, rx) = mpsc::channel::<(usize, crate::Result<Vec<Rank>>)>();
+        let inner = &self.inner;
+        std::thread::scope(|scope| -> PyResult<()> {
+            let texts = &texts;
+            scope.spawn(move || {
+                pool.install(|| {
+                    texts.par_iter().enumerate().for_each_with(tx, |tx, (i, text)| {
+                        // The receiver outlives the work, so a send cannot fail.
+                        let _ = tx.send((i, inner.encode_ordinary(text)));
+                    })
+                })
+            });
+            let mut rx = rx;
+            loop {
+                // Wait for the next document without the GIL, then take all that are done.
+                let (first, back) = py.detach(move || (rx.recv(), rx));
+                rx = back;
+                let Ok(first) = first else { break }; // every document is done
+                for (i, ids) in std::iter::once(first).chain(rx.try_iter()) {
+                    match ids {
+                        Ok(ids) => lists[i] = Some(self.list(py, &ids)?),
+                        // Report the first document that failed, whatever the order.
+                        Err(e) if !failed.as_ref().is_some_and(|(at, _)| *at < i) => {
+                            failed = Some((i, e))
+                        }
+                        Err(_) => {}
+                    }
+                }
+            }
+            Ok(())
         })?;
-        PyList::new(py, batch.iter().map(|ids| self.list(py, ids)).collect::<PyResult<Vec<_>>>()?)
+        if let Some((_, e)) = failed {
+            return Err(to_py(e));
+        }
+        PyList::new(py, lists.into_iter().map(|l| l.expect("every document was encoded")))
     }
 
     /// Encodes `str`/`bytes` documents into one flat array of `itemsize`-byte tokens and
@@ -232,29 +277,27 @@ impl CoreTokenizer {
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         crate::parallel::checked(num_threads).map_err(to_py)?;
         let held = docs.iter().map(|d| held_document(&d)).collect::<PyResult<Vec<_>>>()?;
-        let (tokens, offsets) = detached_quiet(py, || {
+        if itemsize != 2 && itemsize != 4 {
+            return Err(PyValueError::new_err(format!("itemsize must be 2 or 4, not {itemsize}")));
+        }
+        let batch = detached_quiet(py, || {
             let docs: Vec<Document<'_>> = held.iter().map(HeldDocument::document).collect();
             self.inner.encode_ordinary_batch_flat(&docs, eot, num_threads)
         })?;
-        let limit = if itemsize == 2 { u16::MAX as Rank } else { Rank::MAX };
-        if itemsize != 2 && itemsize != 4 || tokens.iter().any(|&t| t > limit) {
-            return Err(PyValueError::new_err(format!(
-                "token ids up to {} do not fit {itemsize}-byte integers",
-                self.inner.vocab_size() - 1
-            )));
-        }
-        let token_bytes = PyBytes::new_with(py, tokens.len() * itemsize, |buf| {
-            for (chunk, &t) in buf.chunks_exact_mut(itemsize).zip(&tokens) {
-                if itemsize == 2 {
-                    chunk.copy_from_slice(&(t as u16).to_ne_bytes());
-                } else {
-                    chunk.copy_from_slice(&t.to_ne_bytes());
-                }
+        // One parallel pass writes the ids straight into the bytes object Python gets.
+        let token_bytes = PyBytes::new_with(py, batch.len() * itemsize, |buf| {
+            let pool = crate::parallel::pool(num_threads);
+            match py.detach(|| pool.install(|| batch.write(buf, itemsize))) {
+                None => Ok(()),
+                Some(_) => Err(PyValueError::new_err(format!(
+                    "token ids up to {} do not fit {itemsize}-byte integers",
+                    self.inner.vocab_size() - 1
+                ))),
             }
-            Ok(())
         })?;
+        let offsets = batch.offsets();
         let offset_bytes = PyBytes::new_with(py, offsets.len() * 8, |buf| {
-            for (chunk, &o) in buf.chunks_exact_mut(8).zip(&offsets) {
+            for (chunk, &o) in buf.chunks_exact_mut(8).zip(offsets) {
                 chunk.copy_from_slice(&(o as i64).to_ne_bytes());
             }
             Ok(())

@@ -16,6 +16,7 @@ use rayon::prelude::*;
 
 use super::arena::WordArena;
 use super::candidate::Candidate;
+use super::long::LongWords;
 use super::pairs::PairIndex;
 use super::rewrite::{rewrite, Pair, Rewritten};
 use crate::error::{Error, Result};
@@ -53,8 +54,10 @@ const REPORT_EVERY: Duration = Duration::from_millis(100);
 
 /// The state of a training run.
 struct Merger {
-    /// Each distinct word as token ids, rewritten in place.
+    /// Each distinct word as token ids, rewritten in place (but the long ones).
     words: WordArena,
+    /// The words of `LONG_WORD` tokens or more, merged by position (`long.rs`).
+    long: LongWords,
     /// How often each word occurs.
     word_counts: Vec<u64>,
     /// The tokens so far. Their bytes are shared with heap entries, which compare by bytes.
@@ -87,6 +90,7 @@ pub fn train(
     let threads = stop.threads.unwrap_or_else(parallel::default_threads);
     let mut merger = Merger::new(words, growth, threads)?;
     merger.count_pairs(&mut |created| observe(Progress { created, new_merges: &[] }))?;
+    merger.long = LongWords::of(&merger.words);
     let mut merges = Vec::new();
     let mut created = 0;
     let mut reported = replay.len();
@@ -138,6 +142,7 @@ impl Merger {
         let (words, word_counts) = WordArena::new(words)?;
         Ok(Self {
             words,
+            long: LongWords::default(),
             word_counts,
             growth,
             pairs: PairIndex::default(),
@@ -220,6 +225,11 @@ impl Merger {
             word_ids.sort_unstable();
         }
         word_ids.dedup();
+        let long = (!self.long.is_empty()).then(|| {
+            let delta = self.long.merge(&word_ids, &self.word_counts, pair, token);
+            word_ids.retain(|&w| !self.long.contains(w));
+            delta.into_net()
+        });
         let chunks: Vec<Rewritten> = if word_ids.len() >= PARALLEL_WORDS && self.threads > 1 {
             let chunk = word_ids.len().div_ceil(self.threads * 4);
             let words = &self.words;
@@ -258,6 +268,15 @@ impl Merger {
                 }
             }
         }
+        for &(p, d) in long.iter().flat_map(|c| &c.net).filter(|(_, d)| *d < 0) {
+            let id = self.pairs.id(p).ok_or_else(|| {
+                Error::Corrupt(format!("a long word loses the pair {p:?}, which is not counted"))
+            })?;
+            let n = u64::try_from(-d).map_err(|_| self.overflow(p))?;
+            if self.pairs.lose(id, n) == 0 {
+                gone.push((p, id));
+            }
+        }
         for out in &chunks {
             for &(p, w) in &out.gained {
                 let id = self.pairs.id_or_insert(p);
@@ -267,6 +286,22 @@ impl Merger {
                 if self.pairs.mark(id) {
                     risen.push(p);
                 }
+            }
+        }
+        if let Some(changes) = &long {
+            for &(p, d) in changes.net.iter().filter(|(_, d)| *d > 0) {
+                let id = self.pairs.id_or_insert(p);
+                let n = u64::try_from(d).map_err(|_| self.overflow(p))?;
+                if !self.pairs.add(id, n) {
+                    return Err(self.overflow(p));
+                }
+                if self.pairs.mark(id) {
+                    risen.push(p);
+                }
+            }
+            for &(p, w) in &changes.words {
+                let id = self.pairs.id_or_insert(p);
+                self.pairs.list(id, w);
             }
         }
         for &(p, id) in &gone {

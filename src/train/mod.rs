@@ -4,8 +4,9 @@
 //! `snapshot.rs` serializes the table, `prune.rs` and [`budget`] keep it inside a memory
 //! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
 //! `candidate.rs` its heap entry (the tie-break rule), `arena.rs` its words, `pairs.rs` its
-//! pair counts and occurrence lists, `rewrite.rs` the word rewriting of one merge;
-//! [`warm`] starts from an existing tokenizer.
+//! pair counts and occurrence lists, `rewrite.rs` the word rewriting of one merge,
+//! `long.rs` the same for long words, by position; [`warm`] starts from an existing
+//! tokenizer.
 
 mod arena;
 pub mod budget;
@@ -13,6 +14,7 @@ mod candidate;
 pub mod combine;
 pub mod counter;
 pub mod feed;
+mod long;
 pub mod merge;
 mod pairs;
 mod pieces;
@@ -123,5 +125,5 @@ pub fn train(
     let words = warm::segment(words, start.vocab());
     let growth = start.vocab().growth(&start.special_ids());
     let (growth, merges) = merge::train(words, growth, stop, replay, observe)?;
-    warm::with_specials(start, growth.finish(merges), &new_specials)
+    warm::with_specials(start, growth.finish(merges)?, &new_specials)
 }

@@ -58,16 +58,32 @@ impl PairIndex {
     /// if the count would pass u64.
     #[inline]
     pub fn gain(&mut self, id: u32, n: u64, w: u32) -> bool {
+        let added = self.add(id, n);
+        if added {
+            self.list(id, w);
+        }
+        added
+    }
+
+    /// Adds `n` to the count of the pair with id `id`; false (nothing changed) if the
+    /// count would pass u64.
+    #[inline]
+    pub fn add(&mut self, id: u32, n: u64) -> bool {
         let count = &mut self.counts[id as usize];
         let Some(sum) = count.checked_add(n) else {
             return false;
         };
         *count = sum;
+        true
+    }
+
+    /// Lists word `w` among those the pair with id `id` occurs in.
+    #[inline]
+    pub fn list(&mut self, id: u32, w: u32) {
         let list = &mut self.words[id as usize];
         if list.last() != Some(&w) {
             list.push(w);
         }
-        true
     }
 
     /// Takes `n` occurrences from the pair with id `id`; returns the count left.

@@ -99,7 +99,7 @@ pub fn seed(start: &Tokenizer, seeds: &[Vec<u8>]) -> Result<Tokenizer> {
             parts.splice(0..2, [token]);
         }
     }
-    with_specials(start, growth.finish(merges), &[])
+    with_specials(start, growth.finish(merges)?, &[])
 }
 
 /// Rank-ordered BPE of a short string over a growing table (seeds are a few bytes).

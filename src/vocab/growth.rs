@@ -9,6 +9,7 @@ use std::rc::Rc;
 use ahash::AHashMap;
 
 use super::{MergeRecord, Vocab};
+use crate::error::Result;
 use crate::Rank;
 
 /// How a growing vocabulary holds token bytes: `Vec<u8>` by default; `Rc<[u8]>` in the
@@ -39,7 +40,7 @@ pub struct Growth<T: TokenBytes = Vec<u8>> {
     tokens: Vec<T>,
     /// Id by token bytes (holes are not in it).
     ids: AHashMap<T, Rank>,
-    /// Ids new tokens skip.
+    /// Ids new tokens skip, sorted.
     reserved: Vec<Rank>,
     /// The merge log of the vocabulary this growth started from.
     log: Vec<MergeRecord>,
@@ -64,7 +65,7 @@ impl<T: TokenBytes> Growth<T> {
             .filter(|(_, t)| !<T as Borrow<[u8]>>::borrow(t).is_empty())
             .map(|(id, t)| (t.clone(), id as Rank))
             .collect();
-        Self { tokens, ids, reserved: reserved.to_vec(), log: vocab.merges().to_vec() }
+        Self { tokens, ids, reserved: sorted(reserved), log: vocab.merges().to_vec() }
     }
 
     /// The token of `left`'s bytes then `right`'s: the existing id of those bytes, or a
@@ -112,7 +113,7 @@ impl<T: TokenBytes> Growth<T> {
 
     /// The vocabulary grown, with the log it started from followed by `merges` (the
     /// merges that grew it, in order).
-    pub fn finish(self, merges: Vec<MergeRecord>) -> Vocab {
+    pub fn finish(self, merges: Vec<MergeRecord>) -> Result<Vocab> {
         let mut log = self.log;
         log.extend(merges);
         let ranks = self.ids.into_iter().map(|(t, id)| (t.into_vec(), id)).collect();
@@ -121,10 +122,20 @@ impl<T: TokenBytes> Growth<T> {
     }
 }
 
-/// The first id at or after `id` that is not reserved.
+/// The first id at or after `id` that is not reserved (`reserved` sorted: a binary search,
+/// not a scan, so a file with many special tokens is not quadratic to load).
 pub fn next_free(mut id: usize, reserved: &[Rank]) -> usize {
-    while reserved.contains(&(id as Rank)) {
+    debug_assert!(reserved.windows(2).all(|w| w[0] < w[1]), "reserved ids must be sorted");
+    while Rank::try_from(id).is_ok_and(|r| reserved.binary_search(&r).is_ok()) {
         id += 1;
     }
     id
+}
+
+/// `reserved` sorted, without repeats, for [`next_free`].
+pub(super) fn sorted(reserved: &[Rank]) -> Vec<Rank> {
+    let mut sorted = reserved.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    sorted
 }

@@ -34,8 +34,9 @@ fn word(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
+/// A 64-bit hash of a short byte string (also keys encoding's piece cache).
 #[inline]
-fn hash(b: &[u8]) -> u64 {
+pub fn hash(b: &[u8]) -> u64 {
     let n = b.len();
     let (x, y) = if n >= 8 {
         (word(b, 0), word(b, n - 8))

@@ -4,14 +4,17 @@
 mod growth;
 mod lookup;
 mod pairs;
+mod splits;
 
 pub use growth::{next_free, Growth, Joined, TokenBytes};
+pub use lookup::hash as hash_bytes;
 use lookup::TokenLookup;
 use pairs::PairTable;
 
 use ahash::AHashMap;
 
 use crate::error::{Error, Result};
+use crate::interrupt;
 use crate::Rank;
 
 /// One step of training: `left` and `right` joined into `token`.
@@ -59,7 +62,8 @@ impl Vocab {
     pub fn bytes_only() -> Self {
         let tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
         let ranks = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as Rank)).collect();
-        Self::assemble(tokens, ranks, Vec::new())
+        // A single byte has no split into two tokens.
+        Self::with_splits(tokens, ranks, Vec::new(), Vec::new())
     }
 
     /// Replays a merge log over the single bytes (see [`Vocab::extend`]).
@@ -74,6 +78,7 @@ impl Vocab {
     pub fn extend(&self, merges: Vec<MergeRecord>, reserved: &[Rank]) -> Result<Self> {
         let mut growth: Growth = self.growth(reserved);
         for (i, m) in merges.iter().enumerate() {
+            interrupt::step(64)?;
             let known = growth.len();
             let Some(joined) = growth.join(m.left, m.right) else {
                 return Err(Error::Corrupt(format!(
@@ -88,7 +93,7 @@ impl Vocab {
                 )));
             }
         }
-        Ok(growth.finish(merges))
+        growth.finish(merges)
     }
 
     /// The tokens and log, to grow (see [`Growth`]); new ids skip `reserved`.
@@ -102,6 +107,7 @@ impl Vocab {
         let ranks = unique_ranks(&tokens)?;
         for (i, m) in merges.iter().enumerate() {
             let parts = (token_at(&tokens, m.left), token_at(&tokens, m.right));
+            interrupt::step(parts.0.map_or(0, <[u8]>::len) + parts.1.map_or(0, <[u8]>::len))?;
             let joined = match parts {
                 (Some(l), Some(r)) => Some([l, r].concat()),
                 _ => None,
@@ -113,25 +119,31 @@ impl Vocab {
                 )));
             }
         }
-        Ok(Self::assemble(tokens, ranks, merges))
+        Self::assemble(tokens, ranks, merges)
     }
 
+    /// The vocabulary of `tokens` (`ranks` their ids by bytes, checked unique), with the
+    /// pair table of every split of every token into two tokens, found in time linear in
+    /// the total token bytes (`splits.rs`). Interruptible (see [`interrupt`]).
     fn assemble(
         tokens: Vec<Vec<u8>>,
         ranks: AHashMap<Vec<u8>, Rank>,
         merges: Vec<MergeRecord>,
+    ) -> Result<Self> {
+        let splits = splits::token_splits(&tokens)?;
+        Ok(Self::with_splits(tokens, ranks, merges, splits))
+    }
+
+    /// The vocabulary, given the (left, right, token) triples of every split.
+    fn with_splits(
+        tokens: Vec<Vec<u8>>,
+        ranks: AHashMap<Vec<u8>, Rank>,
+        merges: Vec<MergeRecord>,
+        splits: Vec<(Rank, Rank, Rank)>,
     ) -> Self {
-        let mut joins = Vec::with_capacity(tokens.len() * 2);
-        for (id, bytes) in tokens.iter().enumerate() {
-            for k in 1..bytes.len() {
-                if let (Some(&l), Some(&r)) = (ranks.get(&bytes[..k]), ranks.get(&bytes[k..])) {
-                    joins.push((l, r, id as Rank));
-                }
-            }
-        }
         // Sized once, so the table is as small (cache-friendly) as its load factor allows.
-        let mut pairs = PairTable::with_capacity(joins.len());
-        for (l, r, id) in joins {
+        let mut pairs = PairTable::with_capacity(splits.len());
+        for (l, r, id) in splits {
             pairs.insert(l, r, id);
         }
         let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
@@ -144,16 +156,16 @@ impl Vocab {
     /// run from 0 without gaps, except at `reserved` ids (special tokens), which are holes.
     pub fn from_ranks(mut ranks: Vec<(Vec<u8>, Rank)>, reserved: &[Rank]) -> Result<Self> {
         ranks.sort_unstable_by_key(|&(_, id)| id);
-        let mut special_ids = reserved.to_vec();
-        special_ids.sort_unstable();
+        let reserved = growth::sorted(reserved);
         let mut tokens: Vec<Vec<u8>> = Vec::with_capacity(ranks.len());
         for (bytes, id) in ranks {
-            if special_ids.binary_search(&id).is_ok() {
+            interrupt::step(bytes.len())?;
+            if reserved.binary_search(&id).is_ok() {
                 return Err(Error::Corrupt(format!(
                     "id {id} is the rank of a token and also a special token's id"
                 )));
             }
-            let expected = next_free(tokens.len(), reserved);
+            let expected = next_free(tokens.len(), &reserved);
             if id as usize != expected {
                 return Err(Error::Corrupt(format!(
                     "token ids must be 0..{} without gaps or repeats (but for special-token \
@@ -169,7 +181,7 @@ impl Vocab {
             tokens.push(bytes);
         }
         let ranks = unique_ranks(&tokens)?;
-        Ok(Self::assemble(tokens, ranks, Vec::new()))
+        Self::assemble(tokens, ranks, Vec::new())
     }
 
     /// Ids in use or reserved (tokens and holes): the next new token's id is at least this.
@@ -229,6 +241,12 @@ impl Vocab {
     pub fn merges(&self) -> &[MergeRecord] {
         &self.merges
     }
+
+    /// Every split of every token into two tokens, as (left, right, token), by token id
+    /// then length of the left part; linear in the total token bytes. Interruptible.
+    pub fn splits(&self) -> Result<Vec<(Rank, Rank, Rank)>> {
+        splits::token_splits(&self.tokens)
+    }
 }
 
 fn token_at(tokens: &[Vec<u8>], id: Rank) -> Option<&[u8]> {
@@ -240,6 +258,7 @@ fn token_at(tokens: &[Vec<u8>], id: Rank) -> Option<&[u8]> {
 fn unique_ranks(tokens: &[Vec<u8>]) -> Result<AHashMap<Vec<u8>, Rank>> {
     let mut ranks = AHashMap::with_capacity(tokens.len());
     for (id, bytes) in tokens.iter().enumerate().filter(|(_, t)| !t.is_empty()) {
+        interrupt::step(bytes.len())?;
         if let Some(other) = ranks.insert(bytes.clone(), id as Rank) {
             return Err(Error::Corrupt(format!(
                 "tokens {other} and {id} have the same bytes {:?}",

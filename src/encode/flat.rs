@@ -1,0 +1,101 @@
+//! Many documents' ids laid out back to back, as `encode_batch_numpy` and token files want
+//! them: each document is encoded into its own vector in parallel, then every vector is
+//! written once, in parallel, straight into the caller's buffer at its offset (no
+//! flattened copy in between, no serial pass over the ids).
+
+use rayon::prelude::*;
+
+use crate::Rank;
+
+/// The ids of a batch, document by document.
+#[derive(Debug)]
+pub struct FlatBatch {
+    parts: Vec<Vec<Rank>>,
+    /// `offsets[i]..offsets[i + 1]`: where document `i`'s ids go (`parts.len() + 1` long).
+    offsets: Vec<u64>,
+}
+
+impl FlatBatch {
+    pub fn new(parts: Vec<Vec<Rank>>) -> Self {
+        let mut offsets = Vec::with_capacity(parts.len() + 1);
+        offsets.push(0);
+        let mut end = 0u64;
+        for ids in &parts {
+            end += ids.len() as u64;
+            offsets.push(end);
+        }
+        Self { parts, offsets }
+    }
+
+    /// All the ids.
+    pub fn len(&self) -> usize {
+        *self.offsets.last().expect("offsets start with 0") as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn offsets(&self) -> &[u64] {
+        &self.offsets
+    }
+
+    /// Writes every id as an `itemsize`-byte (2 or 4) native-endian integer into `buf`
+    /// (`len() * itemsize` bytes), documents in parallel on the current pool. Returns the
+    /// first document (in order) holding an id too large for `itemsize`, if any; `buf`
+    /// is then partly written.
+    pub fn write(&self, buf: &mut [u8], itemsize: usize) -> Option<usize> {
+        assert!(itemsize == 2 || itemsize == 4, "itemsize 2 or 4");
+        assert_eq!(buf.len(), self.len() * itemsize, "a buffer of len() * itemsize bytes");
+        let mut chunks = Vec::with_capacity(self.parts.len());
+        let mut rest = buf;
+        for ids in &self.parts {
+            let (chunk, tail) = rest.split_at_mut(ids.len() * itemsize);
+            chunks.push(chunk);
+            rest = tail;
+        }
+        self.parts
+            .par_iter()
+            .zip(chunks)
+            .enumerate()
+            .filter_map(|(doc, (ids, chunk))| {
+                let fits = if itemsize == 2 {
+                    for (out, &id) in chunk.chunks_exact_mut(2).zip(ids) {
+                        out.copy_from_slice(&(id as u16).to_ne_bytes());
+                    }
+                    ids.iter().all(|&id| id <= Rank::from(u16::MAX))
+                } else {
+                    for (out, &id) in chunk.chunks_exact_mut(4).zip(ids) {
+                        out.copy_from_slice(&id.to_ne_bytes());
+                    }
+                    true
+                };
+                (!fits).then_some(doc)
+            })
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_each_document_at_its_offset() {
+        let batch = FlatBatch::new(vec![vec![1, 2], vec![], vec![70_000, 3], vec![4]]);
+        assert_eq!(batch.offsets(), [0, 2, 2, 4, 5]);
+        let mut wide = vec![0u8; 20];
+        assert_eq!(batch.write(&mut wide, 4), None);
+        let ids: Vec<u32> =
+            wide.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(ids, [1, 2, 70_000, 3, 4]);
+        let mut narrow = vec![0u8; 10];
+        assert_eq!(batch.write(&mut narrow, 2), Some(2));
+        let fits = FlatBatch::new(vec![vec![65_535], vec![0, 9]]);
+        let mut narrow = vec![0u8; 6];
+        assert_eq!(fits.write(&mut narrow, 2), None);
+        let ids: Vec<u16> =
+            narrow.chunks(2).map(|c| u16::from_ne_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(ids, [65_535, 0, 9]);
+    }
+}
