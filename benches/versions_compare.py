@@ -47,6 +47,12 @@ elif job == "store":
     merges = len(Tokenizer.train_from_iterator(docs, vocab, progress=False, store=store).merges())
 elif job == "load_store":
     merges = len(Tokenizer.load(store).merges())
+elif job == "count":
+    from bytebpe import _bytebpe
+    counter = _bytebpe.WordCounter("cl100k", [], None, False, None)
+    for i in range(0, len(docs), 8192):
+        counter.add_batch(docs[i:i + 8192], i)
+    merges = counter.distinct_words
 elif job == "encode":
     tok = Tokenizer.train_from_files(path, 4096, progress=False)
     started = time.perf_counter()
@@ -57,7 +63,9 @@ print(json.dumps({"seconds": time.perf_counter() - started, "result": merges,
 """
 
 JOBS = ("files", "iterator", "encode")
-MORE_JOBS = ("store", "load_store")  # training into a run store; loading one
+# Training into a run store; loading one; counting alone (the word table, no merges:
+# "result" is the distinct words).
+MORE_JOBS = ("store", "load_store", "count")
 
 
 def run(build: str, job: str, corpus: str, vocab: int) -> dict[str, float]:

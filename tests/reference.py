@@ -408,10 +408,16 @@ def _malloc_chunk(n: int) -> int:
     return 0 if n == 0 else max(32, -(-(n + 8) // 16) * 16)
 
 
+def _varint_len(n: int) -> int:
+    """Bytes of n as a LEB128 varint (at least 1)."""
+    return max(1, -(-n.bit_length() // 7))
+
+
 @functools.cache
 def table_entry_cost(length: int) -> int:
-    """A counting-table word of `length` bytes: 76 bytes of slot + the key's chunk."""
-    return 76 + _malloc_chunk(length)
+    """A counting-table word of `length` bytes: 46 bytes of slot (16 at load 7/20) + its
+    varint length and bytes in the arena, times 3/2 (the arena grows by half), rounded up."""
+    return 46 + -(-3 * (length + _varint_len(length)) // 2)
 
 
 @functools.cache

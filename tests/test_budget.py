@@ -119,11 +119,12 @@ def _assert_kept_as_the_oracle(tok: Tokenizer, run: R.BudgetRun) -> None:
 
 
 def test_pruned_counts_keep_the_oracles_words():
-    # 140,000 distinct words, mostly rare: the table passes its high mark at a counting
-    # checkpoint, and the merge loop's estimate (~4x the table's) needs a second pruning.
+    # 250,000 distinct words, mostly rare: the table (~57 bytes a word) passes its high
+    # mark at a counting checkpoint, and the merge loop's estimate (~7x the table's) needs
+    # a second pruning.
     rng = random.Random(5)
     words: dict[bytes, int] = {}
-    while len(words) < 140_000:
+    while len(words) < 250_000:
         words[_random_word(rng)] = rng.choice([1] * 6 + [2] * 3 + [3, 4, 7, 40])
     run = R.budget_counts(words, 64 * MIB)
     # The rarest go: every word dropped is counted at most as often as any word kept.
@@ -143,7 +144,7 @@ def test_pruned_documents_keep_the_oracles_words():
     def word() -> bytes:
         return rng.choice(common) if rng.random() < 0.4 else b" " + _random_word(rng)
 
-    docs = [b"".join(word() for _ in range(300)).decode() for _ in range(650)]
+    docs = [b"".join(word() for _ in range(300)).decode() for _ in range(2400)]
     run = R.budget_documents(docs, 64 * MIB)
     _assert_kept_as_the_oracle(train(docs, ORACLE_VOCAB, memory_limit=LIMIT, buffer_size=7), run)
 

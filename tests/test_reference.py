@@ -414,8 +414,9 @@ def test_prune_drops_below_the_threshold_and_splits_ties_by_bucket() -> None:
 
 
 def test_budget_estimates_and_limits() -> None:
-    # glibc chunks: 1..24 bytes -> 32, 25..40 -> 48.
-    assert R.table_entry_cost(1) == 76 + 32 and R.table_entry_cost(25) == 76 + 48
+    # Slot 46 + 3/2 of (varint length + bytes): 1 -> 3, 127 -> 192, 128 (2-byte varint) -> 195.
+    assert R.table_entry_cost(1) == 46 + 3 and R.table_entry_cost(127) == 46 + 192
+    assert R.table_entry_cost(128) == 46 + 195
     # 3 bytes: 96 + chunk(12) = 32 + 16 * 3 + 240; one byte has no pair allowance.
     assert R.merge_entry_cost(3) == 96 + 32 + 48 + 240
     assert R.merge_entry_cost(1) == 96 + 32 + 16

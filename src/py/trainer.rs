@@ -2,10 +2,12 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
-use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, MergeTuple};
+use super::convert::{
+    held_document, held_text, merge_record, merge_tuple, HeldDocument, MergeTuple,
+};
 use super::enter::{detached, detached_quiet};
 use super::errors::to_py;
 use super::ledger;
@@ -76,10 +78,20 @@ impl WordCounter {
         }
         let threads = self.threads;
         let counter = self.counter()?;
-        detached_quiet(py, move || {
-            let docs: Vec<Document<'_>> = held.iter().map(HeldDocument::document).collect();
+        let held_docs = &held;
+        let batch_bytes: usize = held.iter().map(|h| h.document().data.len()).sum();
+        let counted = detached_quiet(py, move || {
+            let docs: Vec<Document<'_>> = held_docs.iter().map(HeldDocument::document).collect();
             counter.add_documents(&docs, first_index, threads)
-        })
+        });
+        // The batch's encoded texts and partial tables are freed now: give their pages
+        // back, so the process holds the word table and not the last batch's scratch (a
+        // small batch's scratch is left for the next to reuse: trimming walks the heap).
+        drop(held);
+        if batch_bytes >= TRIM_AFTER_BYTES {
+            train::budget::release_free_memory();
+        }
+        counted
     }
 
     /// Counts documents from `reader` until about `max_bytes` more were counted; returns
@@ -239,13 +251,16 @@ impl WordCounter {
     }
 }
 
+/// Batches of at least this many bytes give their freed scratch back to the system.
+const TRIM_AFTER_BYTES: usize = 4 << 20;
+
 impl WordCounter {
     /// Holds a `str` or `bytes`/`bytearray` item. A `str` with a lone surrogate raises
     /// Python's own `UnicodeEncodeError` unless `surrogatepass` keeps its bytes.
     fn hold(&self, item: &Bound<'_, PyAny>, index: u64) -> PyResult<HeldDocument> {
         if let Ok(text) = item.cast::<PyString>() {
-            return match PyBackedStr::try_from(text.clone()) {
-                Ok(text) => Ok(HeldDocument::Text(text)),
+            return match held_text(text) {
+                Ok(held) => Ok(held),
                 Err(_) if self.surrogatepass => {
                     let bytes = item.call_method1("encode", ("utf-8", "surrogatepass"))?;
                     Ok(HeldDocument::Bytes(bytes.extract()?))

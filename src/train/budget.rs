@@ -48,7 +48,7 @@ impl Budget {
         }
         let avail = limit - RESERVED;
         // Between two checkpoints the table grows by at most a few times the input read
-        // (a new word costs ~100 bytes for a piece of ~5-10 bytes); a checkpoint every
+        // (a new word costs ~60 bytes for a piece of ~5-10 bytes); a checkpoint every
         // 1/128 of the budget keeps that growth small against the headroom above
         // `table_high`, and so does a batch of the same size for the per-chunk tables.
         let step = (avail / 128).clamp(64 << 10, 16 << 20);
@@ -100,14 +100,25 @@ pub const fn alloc_size(n: u64) -> u64 {
     }
 }
 
-/// Bytes per word-table slot beyond the key's allocation: the `(Vec<u8>, u64)` bucket plus
-/// its control byte (33 bytes), at the lowest load a hashbrown table has right after it
-/// grows (7/16), rounded up: the estimate is never below the table's real size.
-const TABLE_SLOT: u64 = 76;
+/// Slot bytes per word in the counting table (`pieces.rs`): a 16-byte slot at the lowest
+/// load a table has right after it doubles (7/20), rounded up: never below the real size.
+const TABLE_SLOT: u64 = (super::pieces::SLOT_BYTES * 20).div_ceil(7);
 
-/// Estimated bytes of one word of `len` bytes in the counting table.
+/// Estimated bytes of one word of `len` bytes in the counting table: its slot, and its
+/// bytes after a varint length in the arena, which grows by half at a time (so holds at
+/// most 3/2 of its contents).
 pub const fn table_entry(len: u64) -> u64 {
-    TABLE_SLOT + alloc_size(len)
+    TABLE_SLOT + (3 * (len + varint_len(len))).div_ceil(2)
+}
+
+/// Bytes of `n` as a varint.
+const fn varint_len(mut n: u64) -> u64 {
+    let mut bytes = 1;
+    while n >= 0x80 {
+        n >>= 7;
+        bytes += 1;
+    }
+    bytes
 }
 
 /// Estimated bytes of one word of `len` bytes in the merge loop at its peak: the word as
@@ -232,6 +243,14 @@ mod tests {
             b.checkpoint_every <= b.hold_bytes
                 && 4 * b.hold_bytes <= b.limit - RESERVED - b.table_high
         );
+    }
+
+    #[test]
+    fn table_entries() {
+        assert_eq!(TABLE_SLOT, 46);
+        assert_eq!(table_entry(1), 46 + 3);
+        assert_eq!(table_entry(127), 46 + 192);
+        assert_eq!(table_entry(128), 46 + 195);
     }
 
     #[test]

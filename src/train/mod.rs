@@ -1,6 +1,6 @@
 //! Training: count words ([`counter`]), then merge pairs ([`merge`]).
 //!
-//! Counting: `words.rs` splits a segment into words, `table.rs` holds their counts,
+//! Counting: `words.rs` splits a segment into words, `table.rs` holds their counts (in shards, each a `pieces.rs` table),
 //! `snapshot.rs` serializes the table, `prune.rs` and [`budget`] keep it inside a memory
 //! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
 //! `candidate.rs` its heap entry (the tie-break rule), `arena.rs` its words, `pairs.rs` its
@@ -17,6 +17,7 @@ pub mod feed;
 mod long;
 pub mod merge;
 mod pairs;
+mod pieces;
 mod prune;
 mod rewrite;
 mod snapshot;

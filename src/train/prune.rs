@@ -34,7 +34,7 @@ impl WordTable {
                 .par_iter()
                 .map(|s| {
                     let mut h = CostByCount::default();
-                    for (w, &n) in s {
+                    for (w, n) in s.iter() {
                         h.add(n, cost(w.len() as u64));
                     }
                     h
@@ -50,7 +50,7 @@ impl WordTable {
                 .par_iter()
                 .map(|s| {
                     let mut costs = [0u64; budget::TIE_BUCKETS];
-                    for (w, &n) in s {
+                    for (w, n) in s.iter() {
                         if n == threshold {
                             costs[tie_bucket(w)] += cost(w.len() as u64);
                         }
@@ -73,7 +73,7 @@ impl WordTable {
                 .par_iter_mut()
                 .map(|s| {
                     let (mut mass, mut bytes, mut kept) = (0u64, 0u64, 0u64);
-                    s.retain(|w, &mut n| {
+                    s.retain(|w, n| {
                         if n < threshold || (n == threshold && tie_bucket(w) >= keep_ties) {
                             mass = mass.saturating_add(n);
                             bytes = bytes.saturating_add(n.saturating_mul(w.len() as u64));
@@ -83,9 +83,6 @@ impl WordTable {
                             true
                         }
                     });
-                    // Give the emptied buckets back: the estimate assumes a table no larger
-                    // than its contents need.
-                    s.shrink_to_fit();
                     (mass, bytes, kept)
                 })
                 .reduce(

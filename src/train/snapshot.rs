@@ -13,7 +13,7 @@ pub fn write(table: &WordTable) -> Vec<u8> {
     let mut out = Vec::with_capacity(MAGIC.len() + 8 + words.len() * 16);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(words.len() as u64).to_le_bytes());
-    for (word, &count) in words {
+    for (word, count) in words {
         put_varint(&mut out, word.len() as u64);
         out.extend_from_slice(word);
         put_varint(&mut out, count);

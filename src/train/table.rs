@@ -1,36 +1,34 @@
 //! The word table: word bytes -> number of occurrences, split into shards by a fixed hash
 //! of the word so a batch's partial counts fold in on all threads at once (each thread
-//! owns whole shards), with a running estimate of its memory.
+//! owns whole shards), with a running estimate of its memory. Each shard is a
+//! [`PieceTable`]: the words interned in one arena, no allocation per word.
 
-use ahash::AHashMap;
 use rayon::prelude::*;
 use rayon::ThreadPool;
 
 use super::budget;
+use super::pieces::{hash, PieceTable};
 use crate::error::{Error, Result};
 use crate::parallel;
-
-/// Word bytes -> number of occurrences.
-pub type WordCounts = AHashMap<Vec<u8>, u64>;
 
 /// Shards of the table (a power of two).
 const SHARDS: usize = 64;
 
-/// The shard of a word: a hash with fixed keys, so a word always lands in one shard.
-fn shard_of(word: &[u8]) -> usize {
-    static HASHER: std::sync::OnceLock<ahash::RandomState> = std::sync::OnceLock::new();
-    let hasher = HASHER.get_or_init(|| ahash::RandomState::with_seeds(1, 2, 3, 4));
-    (hasher.hash_one(word) as usize) & (SHARDS - 1)
+/// The shard of a word of hash `h`: its top bits (the slot within a shard takes the low
+/// ones), so a word always lands in one shard.
+#[inline(always)]
+fn shard_of(h: u64) -> usize {
+    (h >> (64 - SHARDS.trailing_zeros())) as usize
 }
 
-fn empty_shards() -> Vec<WordCounts> {
-    (0..SHARDS).map(|_| WordCounts::new()).collect()
+fn empty_shards() -> Vec<PieceTable> {
+    (0..SHARDS).map(|_| PieceTable::default()).collect()
 }
 
 /// The counts of one chunk of a batch, sharded like the table they fold into.
 pub struct Partial {
-    /// One map per shard of the table.
-    shards: Vec<WordCounts>,
+    /// One table per shard of the table.
+    shards: Vec<PieceTable>,
 }
 
 impl Default for Partial {
@@ -40,25 +38,20 @@ impl Default for Partial {
 }
 
 impl Partial {
-    /// Counts one occurrence of `piece`. Called once per piece: inlined into the
-    /// splitter's loop (as a call it cost counting ~6% more instructions).
+    /// Counts one occurrence of `piece`, hashing it once for shard and slot. Called once
+    /// per piece: inlined into the splitter's loop.
     #[inline(always)]
     pub fn add_one(&mut self, piece: &[u8]) {
-        let counts = &mut self.shards[shard_of(piece)];
-        match counts.get_mut(piece) {
-            Some(c) => *c += 1,
-            None => {
-                counts.insert(piece.to_vec(), 1);
-            }
-        }
+        let h = hash(piece);
+        *self.shards[shard_of(h)].entry(piece, h).0 += 1;
     }
 }
 
 /// The run's word table.
 #[derive(Debug)]
 pub struct WordTable {
-    /// Word `w` lives in `shards[shard_of(w)]`.
-    pub(super) shards: Vec<WordCounts>,
+    /// Word `w` lives in `shards[shard_of(hash(w))]`.
+    pub(super) shards: Vec<PieceTable>,
     /// The estimated memory: [`budget::table_entry`] summed over the words.
     pub(super) bytes: u64,
 }
@@ -82,13 +75,14 @@ impl WordTable {
 
     /// `cost` (of a word's length) summed over the words, in parallel.
     pub fn cost(&self, pool: &ThreadPool, cost: fn(u64) -> u64) -> u64 {
-        let per_shard = |s: &WordCounts| -> u64 { s.keys().map(|w| cost(w.len() as u64)).sum() };
+        let per_shard =
+            |s: &PieceTable| -> u64 { s.iter().map(|(w, _)| cost(w.len() as u64)).sum() };
         pool.install(|| self.shards.par_iter().map(per_shard).sum())
     }
 
     /// The words and counts sorted by bytes (equal tables give equal lists).
-    pub fn sorted(&self) -> Vec<(&Vec<u8>, &u64)> {
-        let mut words: Vec<(&Vec<u8>, &u64)> = self.shards.iter().flatten().collect();
+    pub fn sorted(&self) -> Vec<(&[u8], u64)> {
+        let mut words: Vec<(&[u8], u64)> = self.shards.iter().flat_map(|s| s.iter()).collect();
         // On the project's pool, never Rayon's global one (which a forked child inherits
         // without its threads).
         parallel::pool(None).install(|| words.par_sort_unstable());
@@ -97,25 +91,23 @@ impl WordTable {
 
     /// Adds a word that is not in the table yet; false (and nothing added) if it is.
     pub fn insert_new(&mut self, word: &[u8], count: u64) -> bool {
-        let shard = &mut self.shards[shard_of(word)];
-        if shard.contains_key(word) {
+        let h = hash(word);
+        let (slot, new) = self.shards[shard_of(h)].entry(word, h);
+        if !new {
             return false;
         }
-        shard.insert(word.to_vec(), count);
+        *slot = count;
         self.bytes += budget::table_entry(word.len() as u64);
         true
     }
 
     /// Adds `count` occurrences of `word`, refusing a total above u64.
     pub fn add(&mut self, word: &[u8], count: u64) -> Result<()> {
-        let shard = &mut self.shards[shard_of(word)];
-        let slot = match shard.get_mut(word) {
-            Some(slot) => slot,
-            None => {
-                self.bytes += budget::table_entry(word.len() as u64);
-                shard.entry(word.to_vec()).or_insert(0)
-            }
-        };
+        let h = hash(word);
+        let (slot, new) = self.shards[shard_of(h)].entry(word, h);
+        if new {
+            self.bytes += budget::table_entry(word.len() as u64);
+        }
         *slot = slot.checked_add(count).ok_or_else(|| {
             Error::InvalidConfig(format!(
                 "the total count of word {:?} exceeds 2**64-1",
@@ -127,7 +119,7 @@ impl WordTable {
 
     /// Folds the partial counts of a batch in, each thread owning whole shards.
     pub fn fold(&mut self, pool: &ThreadPool, partials: Vec<Partial>) {
-        let mut by_shard: Vec<Vec<WordCounts>> = (0..SHARDS).map(|_| Vec::new()).collect();
+        let mut by_shard: Vec<Vec<PieceTable>> = (0..SHARDS).map(|_| Vec::new()).collect();
         for partial in partials {
             for (shard, counts) in by_shard.iter_mut().zip(partial.shards) {
                 shard.push(counts);
@@ -147,10 +139,10 @@ impl WordTable {
 
     /// The words, sorted by bytes (a deterministic order for training).
     pub fn into_words(self) -> Vec<(Vec<u8>, u64)> {
-        // Sized once; each shard's table is freed as soon as it is moved out.
+        // Sized once; each shard is freed as soon as its words are copied out.
         let mut words = Vec::with_capacity(self.distinct_words());
         for shard in self.shards {
-            words.extend(shard);
+            words.extend(shard.iter().map(|(w, n)| (w.to_vec(), n)));
         }
         parallel::pool(None).install(|| words.par_sort_unstable_by(|a, b| a.0.cmp(&b.0)));
         words
@@ -158,23 +150,21 @@ impl WordTable {
 }
 
 /// Adds `partial` into `shard`; returns the estimated bytes of the words it added.
-fn absorb(shard: &mut WordCounts, partial: WordCounts) -> u64 {
-    let mut added = 0;
+fn absorb(shard: &mut PieceTable, partial: PieceTable) -> u64 {
     if shard.is_empty() {
-        added = partial.keys().map(|w| budget::table_entry(w.len() as u64)).sum();
+        let added = partial.iter().map(|(w, _)| budget::table_entry(w.len() as u64)).sum();
         *shard = partial;
         return added;
     }
-    for (word, n) in partial {
+    let mut added = 0;
+    for (word, n) in partial.iter() {
         // Cannot overflow: counted occurrences are bounded by the bytes of real input
         // (pre-counted words go through `add`, which checks).
-        match shard.get_mut(&word) {
-            Some(c) => *c += n,
-            None => {
-                added += budget::table_entry(word.len() as u64);
-                shard.insert(word, n);
-            }
+        let (slot, new) = shard.entry(word, hash(word));
+        if new {
+            added += budget::table_entry(word.len() as u64);
         }
+        *slot += n;
     }
     added
 }
