@@ -64,6 +64,7 @@ impl Vocab {
         let ranks = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as Rank)).collect();
         // A single byte has no split into two tokens.
         Self::with_splits(tokens, ranks, Vec::new(), Vec::new())
+            .expect("nothing to interrupt in 256 single bytes")
     }
 
     /// Replays a merge log over the single bytes (see [`Vocab::extend`]).
@@ -131,7 +132,7 @@ impl Vocab {
         merges: Vec<MergeRecord>,
     ) -> Result<Self> {
         let splits = splits::token_splits(&tokens)?;
-        Ok(Self::with_splits(tokens, ranks, merges, splits))
+        Self::with_splits(tokens, ranks, merges, splits)
     }
 
     /// The vocabulary, given the (left, right, token) triples of every split.
@@ -140,16 +141,20 @@ impl Vocab {
         ranks: AHashMap<Vec<u8>, Rank>,
         merges: Vec<MergeRecord>,
         splits: Vec<(Rank, Rank, Rank)>,
-    ) -> Self {
+    ) -> Result<Self> {
         // Sized once, so the table is as small (cache-friendly) as its load factor allows.
         let mut pairs = PairTable::with_capacity(splits.len());
-        for (l, r, id) in splits {
-            pairs.insert(l, r, id);
+        // A vocabulary with a split at every byte of long tokens has tens of millions.
+        for chunk in splits.chunks(1 << 12) {
+            interrupt::step(chunk.len())?;
+            for &(l, r, id) in chunk {
+                pairs.insert(l, r, id);
+            }
         }
         let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
         let holes = tokens.iter().filter(|t| t.is_empty()).count();
         let lookup = TokenLookup::new(&tokens);
-        Self { tokens, ranks, merges, lookup, pairs, bytes, holes }
+        Ok(Self { tokens, ranks, merges, lookup, pairs, bytes, holes })
     }
 
     /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`. Ids
