@@ -222,6 +222,44 @@ fn random_strings_match_fancy_regex() {
     }
 }
 
+/// ASCII-heavy text, where the splitters take their ASCII fast paths: words in both cases,
+/// digits, contractions, punctuation, whitespace runs and newlines, with a non-ASCII
+/// character of each kind that matters now and then (so runs switch paths mid-way).
+const ASCII_ATOMS: &[&str] = &[
+    "the", "The", "THE", "s", "x", "Word", "aBc", "7", "42", "2026", "'s", "'t", "'re", "'ve",
+    "'m", "'ll", "'d", "'S", "'LL", "'", " ", " ", "  ", "   ", "\t", "\n", "\n\n", "\r\n", " \n",
+    ".", ",", "!?", "/", "//", "(", ")", "-", "_", "\"", "#",
+];
+const RARE_NON_ASCII: &[&str] =
+    &["é", "É", "ſ", "\u{301}", "\u{a0}", "\u{3000}", "\u{85}", "ǅ", "ʰ", "中", "²", "٣", "€", "—"];
+
+fn ascii_heavy_text(rng: &mut Rng, max_atoms: usize) -> String {
+    let n = rng.below(max_atoms + 1);
+    let mut s = String::new();
+    for _ in 0..n {
+        if rng.below(12) == 0 {
+            s.push_str(RARE_NON_ASCII[rng.below(RARE_NON_ASCII.len())]);
+        } else {
+            s.push_str(ASCII_ATOMS[rng.below(ASCII_ATOMS.len())]);
+        }
+    }
+    s
+}
+
+#[test]
+fn ascii_heavy_strings_match_fancy_regex() {
+    for name in BUILTINS {
+        let pattern = Pattern::new(name).unwrap();
+        let mut rng = Rng(0xA5C11 ^ name.len() as u64);
+        let mut compared = 0;
+        for round in 0..6000 {
+            let text = ascii_heavy_text(&mut rng, if round % 10 == 0 { 300 } else { 30 });
+            compared += check(&pattern, &text) as usize;
+        }
+        assert_eq!(compared, 6000, "{name}: fancy-regex failed on some short input");
+    }
+}
+
 /// A small alphabet with one character of each kind that matters to some pattern.
 const SMALL: &[char] = &[
     'a', 'A', 's', '\'', '1', ' ', '\t', '\r', '\n', '\u{a0}', '!', '/', '\u{301}', 'ǅ', 'ʰ', '中',

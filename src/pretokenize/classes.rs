@@ -8,7 +8,8 @@
 //!
 //! Layout: a two-level table. `index[cp >> 8]` names a 256-byte block of flags; identical
 //! blocks are stored once (141 blocks, 45 KB with the index), and block 0 (U+0000..U+00FF)
-//! is stored first, so an ASCII byte `b` is looked up as `blocks[b]` directly.
+//! is stored first. ASCII bytes are looked up in `by_byte`, which also stops ASCII loops
+//! at the first non-ASCII byte.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -78,6 +79,10 @@ pub struct Table {
     index: Box<[u16]>,
     /// 256-byte blocks of flags, identical blocks stored once, block 0 first.
     blocks: Box<[u8]>,
+    /// Flags by byte: the ASCII characters' own, none for the bytes of multi-byte
+    /// characters, so a loop over ASCII stops at the first non-ASCII byte without a
+    /// test of its own.
+    by_byte: [u8; 256],
 }
 
 impl Table {
@@ -88,9 +93,9 @@ impl Table {
         self.blocks[(block << 8) | (cp & 0xFF) as usize]
     }
 
-    /// The flags of the ASCII characters: block 0 is stored first.
-    pub fn ascii(&self) -> &[u8; 128] {
-        self.blocks[..128].try_into().expect("block 0 is stored")
+    /// The flags of the ASCII characters, and no flags for bytes from 0x80.
+    pub fn by_byte(&self) -> &[u8; 256] {
+        &self.by_byte
     }
 }
 
@@ -126,7 +131,9 @@ fn build() -> Table {
         index.push(id);
     }
     debug_assert_eq!(index[0], 0, "block 0 must be stored first (ASCII lookups rely on it)");
-    Table { index: index.into(), blocks: blocks.into() }
+    let mut by_byte = [0u8; 256];
+    by_byte[..0x80].copy_from_slice(&blocks[..0x80]);
+    Table { index: index.into(), blocks: blocks.into(), by_byte }
 }
 
 /// The code point ranges of a one-class regex, as regex-syntax parses it.
@@ -211,9 +218,10 @@ mod tests {
     }
 
     #[test]
-    fn ascii_lookup_is_block_zero() {
-        for b in 0..0x80u8 {
-            assert_eq!(table().ascii()[b as usize], table().get(b as u32));
+    fn byte_lookup_is_ascii_flags_then_none() {
+        for b in 0..=0xFFu8 {
+            let want = if b < 0x80 { table().get(b as u32) } else { 0 };
+            assert_eq!(table().by_byte()[b as usize], want, "byte {b:#04x}");
         }
     }
 }

@@ -69,10 +69,17 @@ pub fn piece_end(text: &Text, i: usize) -> usize {
 }
 
 /// `U*W+C?` from `start`.
+#[inline(always)]
 fn lower_word(text: &Text, start: usize) -> Option<usize> {
     // U* takes a maximal run; remember where its last W character ends.
+    // No ASCII character is both U and W: an ASCII stretch of U (uppercase letters) moves
+    // `j` without touching `last_lower_end`.
     let (mut j, mut last_lower_end) = (start, None);
     while j < text.len() {
+        j = text.run_ascii(j, UPPERISH);
+        if j == text.len() || text.bytes[j] < 0x80 {
+            break;
+        }
         let (flags, len) = text.class(j);
         if flags & UPPERISH == 0 {
             break;
@@ -94,6 +101,7 @@ fn lower_word(text: &Text, start: usize) -> Option<usize> {
 }
 
 /// `U+W*C?` from `start`.
+#[inline(always)]
 fn upper_word(text: &Text, start: usize) -> Option<usize> {
     let upper_end = text.run(start, UPPERISH);
     if upper_end == start {

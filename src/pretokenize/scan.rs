@@ -12,8 +12,8 @@ use super::classes::{self, Table, FOLDS, SPACE, WORDISH};
 pub struct Text<'t> {
     /// The text's bytes (valid UTF-8).
     pub bytes: &'t [u8],
-    /// Flags of the ASCII characters (block 0 of the table), for the fast path.
-    ascii: &'static [u8; 128],
+    /// Flags by byte (ASCII flags, none from 0x80), for the ASCII fast path.
+    by_byte: &'static [u8; 256],
     /// Flags of every character.
     table: &'static Table,
 }
@@ -31,7 +31,7 @@ pub struct Spaces {
 impl<'t> Text<'t> {
     pub fn new(text: &'t str) -> Self {
         let table = classes::table();
-        Self { bytes: text.as_bytes(), ascii: table.ascii(), table }
+        Self { bytes: text.as_bytes(), by_byte: table.by_byte(), table }
     }
 
     #[inline]
@@ -44,7 +44,7 @@ impl<'t> Text<'t> {
     pub fn class(&self, i: usize) -> (u8, usize) {
         let b = self.bytes[i];
         if b < 0x80 {
-            return (self.ascii[b as usize], 1);
+            return (self.by_byte[b as usize], 1);
         }
         let (cp, len) = decode(self.bytes, i);
         (self.table.get(cp), len)
@@ -62,30 +62,36 @@ impl<'t> Text<'t> {
         i < self.len() && self.class(i).0 & WORDISH == 0
     }
 
-    /// End of the maximal run from `i` of characters with one of the `mask` flags.
-    #[inline]
-    pub fn run(&self, mut i: usize, mask: u8) -> usize {
-        while i < self.len() {
-            // ASCII first: most runs in most text are ASCII.
-            let b = self.bytes[i];
-            if b < 0x80 {
-                if self.ascii[b as usize] & mask == 0 {
-                    break;
-                }
-                i += 1;
-                continue;
-            }
-            let (flags, len) = self.class(i);
-            if flags & mask == 0 {
-                break;
-            }
-            i += len;
+    /// End of the maximal run from `i` of ASCII characters with one of the `mask` flags:
+    /// one table lookup per byte, stopping at the first non-ASCII byte too.
+    #[inline(always)]
+    pub fn run_ascii(&self, mut i: usize, mask: u8) -> usize {
+        while i < self.len() && self.by_byte[self.bytes[i] as usize] & mask != 0 {
+            i += 1;
         }
         i
     }
 
+    /// End of the maximal run from `i` of characters with one of the `mask` flags.
+    #[inline(always)]
+    pub fn run(&self, mut i: usize, mask: u8) -> usize {
+        loop {
+            // ASCII first (most runs in most text are ASCII), then one character by the
+            // Unicode table when the ASCII run stopped at a non-ASCII byte.
+            i = self.run_ascii(i, mask);
+            if i == self.len() || self.bytes[i] < 0x80 {
+                return i;
+            }
+            let (flags, len) = self.class(i);
+            if flags & mask == 0 {
+                return i;
+            }
+            i += len;
+        }
+    }
+
     /// End of the run from `i` of at most `max` characters with one of the `mask` flags.
-    #[inline]
+    #[inline(always)]
     pub fn run_at_most(&self, mut i: usize, mask: u8, max: usize) -> usize {
         for _ in 0..max {
             if !self.is(i, mask) {
@@ -97,9 +103,18 @@ impl<'t> Text<'t> {
     }
 
     /// End of the maximal run from `i` of `[^\s\p{L}\p{N}]`.
-    #[inline]
+    #[inline(always)]
     pub fn run_other(&self, mut i: usize) -> usize {
         while i < self.len() {
+            // ASCII first: "other" has no flags, and bytes from 0x80 stop the loop.
+            let rest = &self.bytes[i..];
+            i += rest
+                .iter()
+                .position(|&b| b >= 0x80 || self.by_byte[b as usize] & WORDISH != 0)
+                .unwrap_or(rest.len());
+            if i == self.len() {
+                break;
+            }
             let (flags, len) = self.class(i);
             if flags & WORDISH != 0 {
                 break;
@@ -119,9 +134,23 @@ impl<'t> Text<'t> {
     }
 
     /// The maximal `\s` run from `i` (the character at `i` must be `\s`).
+    #[inline(always)]
     pub fn spaces(&self, start: usize) -> Spaces {
         let (mut i, mut last, mut newline_end) = (start, start, None);
         while i < self.len() {
+            // ASCII spaces first: the last character of the stretch and its last newline.
+            let ascii_end = self.run_ascii(i, SPACE);
+            if ascii_end > i {
+                last = ascii_end - 1;
+                if let Some(k) = self.bytes[i..ascii_end].iter().rposition(|b| b"\r\n".contains(b))
+                {
+                    newline_end = Some(i + k + 1);
+                }
+                i = ascii_end;
+                if i == self.len() || self.bytes[i] < 0x80 {
+                    break;
+                }
+            }
             let (flags, len) = self.class(i);
             if flags & SPACE == 0 {
                 break;
@@ -187,5 +216,71 @@ fn decode(bytes: &[u8], i: usize) -> (u32, usize) {
         (((b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3)
     } else {
         (((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3), 4)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::classes::{LETTER, LOWERISH, NUMBER, UPPERISH};
+    use super::*;
+
+    /// The characters of `text` from `i`, each with its flags from the Unicode table
+    /// alone (the path every character took before the ASCII fast paths).
+    fn unicode_chars(text: &str, i: usize) -> impl Iterator<Item = (usize, u8)> + '_ {
+        text[i..].char_indices().map(move |(k, c)| (i + k, classes::table().get(c as u32)))
+    }
+
+    /// End of the maximal run from `i` of characters whose flags satisfy `keep`.
+    fn unicode_run(text: &str, i: usize, keep: impl Fn(u8) -> bool) -> usize {
+        unicode_chars(text, i).find(|&(_, f)| !keep(f)).map_or(text.len(), |(at, _)| at)
+    }
+
+    fn unicode_spaces(text: &str, i: usize) -> (usize, usize, Option<usize>) {
+        let end = unicode_run(text, i, |f| f & SPACE != 0);
+        let last = text[..end].char_indices().next_back().map_or(i, |(at, _)| at.max(i));
+        let newline_end = text[i..end].rfind(['\r', '\n']).map(|k| i + k + 1);
+        (end, last, newline_end)
+    }
+
+    /// ASCII-heavy text: mostly ASCII letters, digits, spaces, newlines and punctuation,
+    /// with a non-ASCII character of each class now and then.
+    fn ascii_heavy(seed: u64, len: usize) -> String {
+        const ASCII: &[u8] = b"aZsT09 '  \t\n\r.,/!-";
+        const OTHER: &[char] =
+            &['é', 'É', 'ſ', '\u{301}', '\u{a0}', '\u{3000}', 'ǅ', 'ʰ', '中', '²', '€'];
+        let mut state = seed;
+        (0..len)
+            .map(|_| {
+                // A 64-bit LCG is plenty for picking characters.
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let r = (state >> 33) as usize;
+                if r % 10 == 0 {
+                    OTHER[(r / 10) % OTHER.len()]
+                } else {
+                    ASCII[(r / 10) % ASCII.len()] as char
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ascii_fast_paths_agree_with_the_unicode_path() {
+        for seed in 0..300 {
+            let s = ascii_heavy(seed, 1 + (seed as usize % 60));
+            let text = Text::new(&s);
+            for (i, _) in s.char_indices() {
+                for mask in [LETTER, NUMBER, SPACE, UPPERISH, LOWERISH] {
+                    let want = unicode_run(&s, i, |f| f & mask != 0);
+                    assert_eq!(text.run(i, mask), want, "run({i}, {mask:#x}) on {s:?}");
+                }
+                let want = unicode_run(&s, i, |f| f & WORDISH == 0);
+                assert_eq!(text.run_other(i), want, "run_other({i}) on {s:?}");
+                if text.is(i, SPACE) {
+                    let got = text.spaces(i);
+                    let want = unicode_spaces(&s, i);
+                    assert_eq!((got.end, got.last, got.newline_end), want, "spaces({i}) on {s:?}");
+                }
+            }
+        }
     }
 }
