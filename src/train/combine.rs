@@ -11,7 +11,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::snapshot::{put_varint, take_varint, MAGIC};
+use super::snapshot::MAGIC;
+use super::varint::{put_varint, take_varint};
 use crate::document::Document;
 use crate::error::{Error, Result};
 use crate::fingerprint::{fingerprint, EMPTY_FINGERPRINT};

@@ -1,7 +1,8 @@
 //! Training: count words ([`counter`]), then merge pairs ([`merge`]).
 //!
-//! Counting: `words.rs` splits a segment into words, `table.rs` holds their counts (in shards, each a `pieces.rs` table),
-//! `snapshot.rs` serializes the table, `prune.rs` and [`budget`] keep it inside a memory
+//! Counting: `words.rs` splits a segment into words, `table.rs` holds their counts (in
+//! shards, each a `pieces.rs` table), `snapshot.rs` serializes the table (`varint.rs` is
+//! the length encoding both use), `prune.rs` and [`budget`] keep it inside a memory
 //! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
 //! `candidate.rs` its heap entry (the tie-break rule), `arena.rs` its words, `pairs.rs` its
 //! pair counts and occurrence lists, `rewrite.rs` the word rewriting of one merge,
@@ -22,6 +23,7 @@ mod prune;
 mod rewrite;
 mod snapshot;
 mod table;
+mod varint;
 pub mod warm;
 mod words;
 

@@ -5,7 +5,7 @@
 //! A word is hashed once per table it enters ([`hash`]), and the tag rules out nearly
 //! every slot without reading the arena.
 
-use super::snapshot::{put_varint, take_varint};
+use super::varint::{put_varint, take_varint};
 
 /// The hash of a word, with fixed keys: its top bits pick the shard, its low bits the
 /// slot, bits 32.. the tag. The table's contents never depend on it (only the order of

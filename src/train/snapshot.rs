@@ -3,6 +3,7 @@
 //! equal snapshots.
 
 use super::table::WordTable;
+use super::varint::{put_varint, take_varint};
 use crate::error::{Error, Result};
 
 pub(super) const MAGIC: &[u8] = b"BBPEWC1\0";
@@ -42,25 +43,4 @@ pub fn read(snapshot: &[u8]) -> Result<WordTable> {
         return Err(corrupt("trailing bytes"));
     }
     Ok(table)
-}
-
-pub(super) fn put_varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-}
-
-pub(super) fn take_varint(input: &mut &[u8]) -> Option<u64> {
-    let mut value = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&byte, rest) = input.split_first()?;
-        *input = rest;
-        value |= u64::from(byte & 0x7F).checked_shl(shift)?;
-        if byte < 0x80 {
-            return Some(value);
-        }
-    }
-    None
 }
