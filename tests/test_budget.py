@@ -134,17 +134,20 @@ def test_pruned_counts_keep_the_oracles_words():
     _assert_kept_as_the_oracle(tok, run)
 
 
-def test_pruned_documents_keep_the_oracles_words():
-    # Checkpoints fall at document ends; words dropped there come back with fresh counts.
-    # 2 in 5 words are one of 3,000 common ones, the rest drawn afresh (5-letter words
-    # recur now and then: there are 32,768 of them).
-    rng = random.Random(9)
+def common_and_fresh_words(rng: random.Random, *, words_per_doc: int, docs: int) -> list[str]:
+    """Documents where 2 in 5 words are one of 3,000 common ones and the rest are drawn
+    afresh (5-letter words recur now and then: there are 32,768 of them)."""
     common = [b" " + _random_word(rng) for _ in range(3000)]
 
     def word() -> bytes:
         return rng.choice(common) if rng.random() < 0.4 else b" " + _random_word(rng)
 
-    docs = [b"".join(word() for _ in range(300)).decode() for _ in range(2400)]
+    return [b"".join(word() for _ in range(words_per_doc)).decode() for _ in range(docs)]
+
+
+def test_pruned_documents_keep_the_oracles_words():
+    # Checkpoints fall at document ends; words dropped there come back with fresh counts.
+    docs = common_and_fresh_words(random.Random(9), words_per_doc=300, docs=2400)
     run = R.budget_documents(docs, 64 * MIB)
     _assert_kept_as_the_oracle(train(docs, ORACLE_VOCAB, memory_limit=LIMIT, buffer_size=7), run)
 

@@ -233,15 +233,9 @@ def test_pruned_long_documents_keep_the_oracles_words():
     import random
 
     import reference as R
-    from test_budget import ORACLE_VOCAB, _assert_kept_as_the_oracle, _random_word
+    from test_budget import ORACLE_VOCAB, _assert_kept_as_the_oracle, common_and_fresh_words
 
-    rng = random.Random(11)
-    common = [b" " + _random_word(rng) for _ in range(3000)]
-
-    def word() -> bytes:
-        return rng.choice(common) if rng.random() < 0.4 else b" " + _random_word(rng)
-
-    docs = [b"".join(word() for _ in range(200_000)).decode() for _ in range(2)]
+    docs = common_and_fresh_words(random.Random(11), words_per_doc=200_000, docs=2)
     run = R.budget_documents(docs, 64 * MIB)
     assert len(docs[0].encode()) > 5 * run.checkpoint_every
     tok = Tokenizer.train_from_iterator(docs, ORACLE_VOCAB, memory_limit=LIMIT, progress=False)
