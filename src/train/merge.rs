@@ -226,9 +226,9 @@ impl Merger {
         }
         word_ids.dedup();
         let long = (!self.long.is_empty()).then(|| {
-            let delta = self.long.merge(&word_ids, &self.word_counts, pair, token);
+            let changes = self.long.merge(&word_ids, &self.word_counts, pair, token);
             word_ids.retain(|&w| !self.long.contains(w));
-            delta.into_net()
+            changes
         });
         let chunks: Vec<Rewritten> = if word_ids.len() >= PARALLEL_WORDS && self.threads > 1 {
             let chunk = word_ids.len().div_ceil(self.threads * 4);
