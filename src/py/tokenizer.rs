@@ -283,7 +283,7 @@ impl CoreTokenizer {
         eot: Option<Rank>,
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-        crate::parallel::checked(num_threads).map_err(to_py)?;
+        let pool = crate::parallel::checked(num_threads).map_err(to_py)?;
         let held = docs.iter().map(|d| held_document(&d)).collect::<PyResult<Vec<_>>>()?;
         if itemsize != 2 && itemsize != 4 {
             return Err(PyValueError::new_err(format!("itemsize must be 2 or 4, not {itemsize}")));
@@ -294,7 +294,6 @@ impl CoreTokenizer {
         })?;
         // One parallel pass writes the ids straight into the bytes object Python gets.
         let token_bytes = PyBytes::new_with(py, batch.len() * itemsize, |buf| {
-            let pool = crate::parallel::pool(num_threads);
             match py.detach(|| pool.install(|| batch.write(buf, itemsize))) {
                 None => Ok(()),
                 Some(_) => Err(PyValueError::new_err(format!(
