@@ -13,8 +13,9 @@ Usage (from the repo root; the full run takes about an hour on 2 cores):
     python benches/compare.py --write
     python benches/compare.py --corpus code --vocab-sizes 8192 --mb 10 --repeats 1   # quick
 
-Options: --corpora DIR, --corpus (english,code,multilingual; the worst cases run with the
-first one's tokenizer), --vocab-sizes
+Options: --corpora DIR, --corpus (english,code,multilingual,mix: the mix is 50/30/20
+English/code/multilingual by bytes, built by benches/corpora.py; the worst cases run with
+the first one's tokenizer), --vocab-sizes
 (8192,32768,65536), --mb N (first N MB of each corpus for training; default all),
 --encode-mb (20), --repeats (3), --tools (bytebpe,rustbpe,bpeasy,tokenizers), --write,
 --skip-train / --skip-phases / --skip-encode (run only some parts). The section starts with
@@ -34,6 +35,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from corpora import corpus_path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -64,7 +67,7 @@ def phases_table(args: argparse.Namespace, corpora: list[str], raw: dict) -> lis
     ]
     for corpus in corpora:
         cmd = [sys.executable, str(HERE / "phases_one.py"), "--corpus",
-               str(Path(args.corpora) / f"{corpus}.jsonl.gz"), "--vocab-sizes", args.vocab_sizes]
+               str(corpus_path(args.corpora, corpus)), "--vocab-sizes", args.vocab_sizes]
         if args.mb is not None:
             cmd += ["--mb", str(args.mb)]
         out = run(cmd).strip().splitlines()
@@ -165,7 +168,7 @@ def summary(train: dict, phases: dict, encode: dict) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpora", default=str(REPO.parent / "shared" / "corpora"))
-    ap.add_argument("--corpus", default="english,code,multilingual")
+    ap.add_argument("--corpus", default="english,code,multilingual,mix")
     ap.add_argument("--vocab-sizes", default="8192,32768,65536")
     ap.add_argument("--mb", type=float, default=None)
     ap.add_argument("--encode-mb", type=float, default=20)

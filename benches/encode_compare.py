@@ -57,6 +57,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
+from corpora import corpus_path
 from encode_one import WORST_CASES
 from train_compare import machine, repo_state, snapshot_bytebpe, version
 
@@ -228,11 +229,7 @@ def main() -> None:
     tools = [t for t in args.tools.split(",") if t]
     if unknown := set(tools) - set(TOOLS):
         sys.exit(f"unknown tools: {', '.join(sorted(unknown))}")
-    corpus = (
-        Path(args.corpus)
-        if args.corpus.endswith(".gz")
-        else Path(args.corpora) / f"{args.corpus}.jsonl.gz"
-    )
+    corpus = corpus_path(args.corpora, args.corpus)
     if not corpus.exists():
         sys.exit(f"corpus not found: {corpus} (use --corpora DIR)")
     threads = args.threads or os.cpu_count() or 1

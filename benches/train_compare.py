@@ -43,6 +43,8 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from corpora import corpus_path
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 RESULTS = HERE / "RESULTS.md"
@@ -266,7 +268,7 @@ def main() -> None:
         if "bytebpe" in tools and (snap := snapshot_bytebpe(tmp)):
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [snap, env.get("PYTHONPATH")]))
         for corpus in args.corpus.split(","):
-            path = Path(args.corpora) / f"{corpus}.jsonl.gz"
+            path = corpus_path(args.corpora, corpus)
             if not path.exists():
                 sys.exit(f"corpus not found: {path} (use --corpora DIR)")
             runs: dict[str, list[dict]] = {t: [] for t in tools}
