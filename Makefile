@@ -65,9 +65,10 @@ fmt:
 	cargo fmt
 	$(PYTHON) -m ruff format python tests benches tools
 
-bench: ## the whole comparison with the anchors, written to benches/RESULTS.md (about an hour)
+BENCH_ARGS ?=
+bench: ## the whole comparison with the anchors, written to benches/RESULTS.md (about 90 min; BENCH_ARGS="--mb 30" for ~40)
 	$(PYTHON) -m pip install -e '.[bench]'
-	$(PYTHON) benches/compare.py --write
+	$(PYTHON) benches/compare.py --write $(BENCH_ARGS)
 
 bench-core: ## criterion benches of the core's hot paths (pre-tokenizer, counting, merges, encoding)
 	cargo bench --bench core
