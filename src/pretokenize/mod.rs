@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use crate::error::{Error, Result};
 use crate::utf8::{for_each_utf8_run, Utf8Run};
 
+mod ascii;
 mod cl100k;
 mod classes;
 mod gpt2;
@@ -81,16 +82,18 @@ impl Builtin {
 
     fn split<'t>(self, text: &'t str, emit: impl FnMut(&'t [u8])) {
         match self {
-            Builtin::Gpt2 => split_with(text, emit, gpt2::piece_end),
-            Builtin::Cl100k => split_with(text, emit, cl100k::piece_end),
-            Builtin::O200k => split_with(text, emit, o200k::piece_end),
+            // Closures rather than the functions themselves, so each splitter is inlined
+            // into its loop (a function item was called through a shim once per piece).
+            Builtin::Gpt2 => split_with(text, emit, |t, i| gpt2::piece_end(t, i)),
+            Builtin::Cl100k => split_with(text, emit, |t, i| cl100k::piece_end(t, i)),
+            Builtin::O200k => split_with(text, emit, |t, i| o200k::piece_end(t, i)),
         }
     }
 }
 
 /// Emits the pieces of `text`, each from where the last one ended to `piece_end` of that
 /// position (generic, so each splitter is inlined into its own loop).
-#[inline]
+#[inline(always)]
 fn split_with<'t>(
     text: &'t str,
     mut emit: impl FnMut(&'t [u8]),
