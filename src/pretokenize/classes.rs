@@ -129,7 +129,7 @@ fn build() -> Table {
     let mut uniform: [Option<u16>; 256] = [None; 256];
     let mut mixed: HashMap<&[u8], u16> = HashMap::new();
     for chunk in flat.chunks(256) {
-        let mut store = || {
+        let store = || {
             blocks.extend_from_slice(chunk);
             (blocks.len() / 256 - 1) as u16
         };

@@ -61,7 +61,7 @@ impl<'t> Text<'t> {
     /// stops there whatever the classes of non-ASCII characters.
     #[inline(always)]
     pub fn ends_ascii(&self, i: usize) -> bool {
-        self.bytes.get(i).is_none_or(|&b| b < 0x80)
+        !matches!(self.bytes.get(i), Some(&b) if b >= 0x80)
     }
 
     /// End of the maximal run from `i` of bytes of the `mask` kinds (ASCII only).
