@@ -4,8 +4,9 @@
 //! their own; text a custom pattern does not cover becomes pieces too (nothing is dropped).
 //!
 //! The three built-in patterns are split by hand-written, linear-time code (`gpt2.rs`,
-//! `cl100k.rs`, `o200k.rs`, over the classes of `classes.rs`) that gives exactly the
-//! pieces fancy-regex gives; fancy-regex backtracks on them (a few MB/s) and fails on long
+//! `cl100k.rs`, `o200k.rs`, over the classes of `classes.rs`, each piece tried first by
+//! an ASCII fast path over the byte kinds of `ascii.rs`) that gives exactly the pieces
+//! fancy-regex gives; fancy-regex backtracks on them (a few MB/s) and fails on long
 //! runs of spaces. Custom patterns use fancy-regex. `tests/pretokenize_fast.rs` compares
 //! the two paths.
 
