@@ -3,18 +3,26 @@
 //!
 //! ```text
 //! cargo run --release --example pretokenize_throughput -- DOCS [PATTERN...]
+//! cargo run --release --example pretokenize_throughput -- --once DOCS [PATTERN...]
 //! ```
 //!
 //! DOCS is a file of UTF-8 documents separated by NUL bytes (e.g. the first 20 MB of the
 //! `text` fields of ../shared/corpora/english.jsonl.gz); PATTERN defaults to all three
-//! built-ins. Without DOCS only the worst cases run.
+//! built-ins. Without DOCS only the worst cases run. With `--once`, each pattern splits
+//! DOCS once in `split_all` and nothing else runs: for counting the splitter's instructions
+//! under valgrind (`valgrind --tool=callgrind --toggle-collect='*split_all*' ...`), with the
+//! class table already built.
 
 use std::time::Instant;
 
 use bytebpe::pretokenize::Pattern;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--once") {
+        args.remove(0);
+        return once(&args);
+    }
     let names: Vec<&str> = match args.get(1..) {
         Some(names) if !names.is_empty() => names.iter().map(String::as_str).collect(),
         _ => vec!["gpt2", "cl100k", "o200k"],
@@ -83,6 +91,26 @@ fn main() {
             worst.1, worst.0
         );
     }
+}
+
+/// Splits DOCS once with each pattern (see the module comment).
+fn once(args: &[String]) {
+    let data = std::fs::read(args.first().expect("--once DOCS [PATTERN...]")).expect("read DOCS");
+    for name in args.get(1..).unwrap_or_default() {
+        let pattern = Pattern::new(name).unwrap();
+        pattern.split_bytes(b"x", |_| {}).unwrap(); // builds the class table
+        println!("{name:>7}: {} pieces", split_all(&pattern, &data));
+    }
+}
+
+/// The number of pieces of `data`, documents separated by NUL bytes.
+#[inline(never)]
+fn split_all(pattern: &Pattern, data: &[u8]) -> usize {
+    let mut pieces = 0;
+    for doc in data.split(|&b| b == 0) {
+        pattern.split_bytes(doc, |_| pieces += 1).unwrap();
+    }
+    pieces
 }
 
 /// The shortest of `runs` timings of `f`, in seconds.

@@ -260,6 +260,161 @@ fn ascii_heavy_strings_match_fancy_regex() {
     }
 }
 
+/// Where the piece-level ASCII fast paths hand over to the general path, or decide alone:
+/// contractions in both cases (and `'ſ`, which folds to `'s`), digit runs of 1 to 5,
+/// whitespace runs before letters, punctuation, newlines and the end, `\r\n`, words in
+/// every case mix (o200k's U*W+ / U+W*), ASCII controls, and a non-ASCII character of
+/// each class right next to them (a letter, a mark, a number, whitespace, a symbol).
+const BOUNDARY_ATOMS: &[&str] = &[
+    "'s",
+    "'S",
+    "'t",
+    "'T",
+    "'re",
+    "'Re",
+    "'rE",
+    "'RE",
+    "'ve",
+    "'VE",
+    "'vE",
+    "'m",
+    "'M",
+    "'ll",
+    "'LL",
+    "'Ll",
+    "'lL",
+    "'d",
+    "'D",
+    "'ſ",
+    "'",
+    "'r",
+    "'l",
+    "'v",
+    "1",
+    "12",
+    "123",
+    "1234",
+    "12345",
+    " ",
+    "  ",
+    "   ",
+    "\t",
+    "\r\n",
+    "\n",
+    "\r",
+    " \n",
+    "\n ",
+    "\n\n",
+    "\r\r\n",
+    "\u{0b}",
+    "\u{0c}",
+    "a",
+    "A",
+    "ab",
+    "AB",
+    "Ab",
+    "aB",
+    "word",
+    "Word",
+    "WORD",
+    "camelCase",
+    "HTTPServer",
+    "don",
+    "x",
+    ".",
+    ",",
+    "/",
+    "//",
+    "(",
+    "-",
+    "\"",
+    "\0",
+    "\u{1c}",
+    "\u{7f}",
+    "é",
+    "É",
+    "ǅ",
+    "ʰ",
+    "\u{301}",
+    "中",
+    "ſ",
+    "٣",
+    "²",
+    "\u{a0}",
+    "\u{3000}",
+    "\u{85}",
+    "€",
+    "—",
+];
+
+fn boundary_text(rng: &mut Rng, max_atoms: usize) -> String {
+    let n = rng.below(max_atoms + 1);
+    let mut s: String = (0..n).map(|_| BOUNDARY_ATOMS[rng.below(BOUNDARY_ATOMS.len())]).collect();
+    // Trailing whitespace now and then (`\s++$`, and o200k's newline rule at the end).
+    if rng.below(4) == 0 {
+        s.push_str([" ", "  ", "\n", " \n", "\t", "\r\n "][rng.below(6)]);
+    }
+    s
+}
+
+/// Random boundary strings; `rounds` per pattern, from `seed`.
+fn check_boundary_strings(seed: u64, rounds: usize) {
+    for name in BUILTINS {
+        let pattern = Pattern::new(name).unwrap();
+        let mut rng = Rng(seed ^ name.len() as u64);
+        for round in 0..rounds {
+            let text = boundary_text(&mut rng, if round % 10 == 0 { 200 } else { 12 });
+            assert!(check(&pattern, &text), "{name}: fancy-regex failed on {text:?}");
+        }
+    }
+}
+
+#[test]
+fn fast_path_boundaries_match_fancy_regex() {
+    check_boundary_strings(0xB0DA, 8000);
+}
+
+/// Every string of 4 characters from an alphabet of the fast paths' switches: ASCII
+/// letters of both cases and contraction letters, the apostrophe, a digit, each kind of
+/// ASCII whitespace, punctuation, and non-ASCII letter, mark, number and space.
+#[test]
+fn all_short_boundary_strings_match_fancy_regex() {
+    let alphabet =
+        ['a', 'S', 'l', '\'', '1', ' ', '\t', '\r', '\n', '.', 'é', '\u{301}', '٣', '\u{a0}', 'ſ'];
+    let texts: Vec<String> =
+        all_strings(&alphabet, 4).into_iter().filter(|t| t.chars().count() >= 3).collect();
+    for name in BUILTINS {
+        let pattern = Pattern::new(name).unwrap();
+        for text in &texts {
+            assert!(check(&pattern, text), "{name}: fancy-regex failed on {text:?}");
+        }
+    }
+}
+
+/// The long seeded property loop (minutes): `cargo test --release --test pretokenize_fast
+/// -- --ignored`, with `PRETOKENIZE_SEED` and `PRETOKENIZE_ROUNDS` to vary it.
+#[test]
+#[ignore]
+fn long_seeded_property_loop() {
+    let var = |name: &str, default: u64| {
+        std::env::var(name).map_or(default, |v| v.parse().expect("a number"))
+    };
+    let (seed, rounds) = (var("PRETOKENIZE_SEED", 1), var("PRETOKENIZE_ROUNDS", 200_000));
+    check_boundary_strings(seed, rounds as usize);
+    for name in BUILTINS {
+        let pattern = Pattern::new(name).unwrap();
+        let mut rng = Rng(seed.wrapping_mul(31) ^ name.len() as u64);
+        for round in 0..rounds {
+            let text = if round % 2 == 0 {
+                ascii_heavy_text(&mut rng, 40)
+            } else {
+                random_text(&mut rng, 30)
+            };
+            check(&pattern, &text);
+        }
+    }
+}
+
 /// A small alphabet with one character of each kind that matters to some pattern.
 const SMALL: &[char] = &[
     'a', 'A', 's', '\'', '1', ' ', '\t', '\r', '\n', '\u{a0}', '!', '/', '\u{301}', 'ǅ', 'ʰ', '中',

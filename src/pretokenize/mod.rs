@@ -4,8 +4,9 @@
 //! their own; text a custom pattern does not cover becomes pieces too (nothing is dropped).
 //!
 //! The three built-in patterns are split by hand-written, linear-time code (`gpt2.rs`,
-//! `cl100k.rs`, `o200k.rs`, over the classes of `classes.rs`) that gives exactly the
-//! pieces fancy-regex gives; fancy-regex backtracks on them (a few MB/s) and fails on long
+//! `cl100k.rs`, `o200k.rs`, over the classes of `classes.rs`, each piece tried first by
+//! an ASCII fast path over the byte kinds of `ascii.rs`) that gives exactly the pieces
+//! fancy-regex gives; fancy-regex backtracks on them (a few MB/s) and fails on long
 //! runs of spaces. Custom patterns use fancy-regex. `tests/pretokenize_fast.rs` compares
 //! the two paths.
 
@@ -14,6 +15,7 @@ use std::sync::OnceLock;
 use crate::error::{Error, Result};
 use crate::utf8::{for_each_utf8_run, Utf8Run};
 
+mod ascii;
 mod cl100k;
 mod classes;
 mod gpt2;
@@ -79,18 +81,21 @@ impl Builtin {
         slot.get_or_init(|| fancy_regex::Regex::new(source).expect("built-in patterns compile"))
     }
 
+    #[allow(clippy::redundant_closure)] // see below
     fn split<'t>(self, text: &'t str, emit: impl FnMut(&'t [u8])) {
         match self {
-            Builtin::Gpt2 => split_with(text, emit, gpt2::piece_end),
-            Builtin::Cl100k => split_with(text, emit, cl100k::piece_end),
-            Builtin::O200k => split_with(text, emit, o200k::piece_end),
+            // Closures rather than the functions themselves: a function item went through a
+            // call shim once per piece (not inlined without LTO), ~20% of gpt2's splitting.
+            Builtin::Gpt2 => split_with(text, emit, |t, i| gpt2::piece_end(t, i)),
+            Builtin::Cl100k => split_with(text, emit, |t, i| cl100k::piece_end(t, i)),
+            Builtin::O200k => split_with(text, emit, |t, i| o200k::piece_end(t, i)),
         }
     }
 }
 
 /// Emits the pieces of `text`, each from where the last one ended to `piece_end` of that
 /// position (generic, so each splitter is inlined into its own loop).
-#[inline]
+#[inline(always)]
 fn split_with<'t>(
     text: &'t str,
     mut emit: impl FnMut(&'t [u8]),

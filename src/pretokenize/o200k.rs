@@ -12,11 +12,78 @@
 //! are in both U and W). Every character is a letter, a number, "other" or `\s`, so the
 //! pieces tile the text.
 
+use super::ascii::{self, DIGIT, LOWER, NEWLINE, NOT_SPACE, SPACE, TAB, UPPER};
 use super::classes::{LETTER, LOWERISH, NUMBER, UPPERISH};
-use super::scan::Text;
+use super::scan::{Spaces, Text};
 
 /// The end of the piece that starts at `i` (`i < text.len()`).
+#[inline(always)]
 pub fn piece_end(text: &Text, i: usize) -> usize {
+    match ascii_piece_end(text, i) {
+        Some(end) => end,
+        None => general_piece_end(text, i),
+    }
+}
+
+/// The end of the piece at `i` when the ASCII bytes there decide it (most pieces of most
+/// text), from the kinds of the bytes at `i` and `i + 1` and of the word there; `None`
+/// hands the piece to `general_piece_end`.
+#[inline(always)]
+fn ascii_piece_end(text: &Text, i: usize) -> Option<usize> {
+    // Tests in order of frequency in English and code.
+    let kind = text.kind(i);
+    if kind & ascii::LETTER != 0 {
+        return ascii_word(text, i);
+    }
+    let next = text.kind(i + 1);
+    // In P = `[^\r\n\p{L}\p{N}]`: a prefix before a word.
+    if kind & (SPACE | TAB | ascii::OTHER) != 0 {
+        if next & ascii::LETTER != 0 {
+            return ascii_word(text, i + 1);
+        }
+        if next == 0 && i + 1 < text.len() {
+            // A non-ASCII character after the prefix: maybe a letter or a mark.
+            return None;
+        }
+    }
+    // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+    if kind == SPACE && next & ascii::OTHER != 0 {
+        return Some(text.run_bytes(text.run_other(i + 2), b"\r\n/"));
+    }
+    if kind & ascii::OTHER != 0 {
+        return Some(text.run_bytes(text.run_other(i + 1), b"\r\n/"));
+    }
+    if kind & (SPACE | TAB | NEWLINE) != 0 {
+        if next & NOT_SPACE != 0 {
+            // `\s*[\r\n]+` (a newline) or `\s+` (any other): the one character.
+            return Some(i + 1);
+        }
+        return Some(spaces_end(text, i, text.ascii_spaces(i)?));
+    }
+    if kind == DIGIT {
+        return text.ascii_digits(i);
+    }
+    // A non-ASCII character at `i`.
+    None
+}
+
+/// `U*W+C? | U+W*C?` at the ASCII letter `j` when ASCII decides it: ASCII letters are
+/// either U (uppercase) or W (lowercase), so the word is the uppercase run and the
+/// lowercase run after it, and no backtracking can change that unless a non-ASCII
+/// character (which may be U, W or both) ends one of the runs (then `None`).
+#[inline(always)]
+fn ascii_word(text: &Text, j: usize) -> Option<usize> {
+    let upper_end = text.run_kind(j, UPPER);
+    let end = text.run_kind(upper_end, LOWER);
+    if !text.ends_ascii(end) {
+        return None;
+    }
+    Some(text.contraction(end, true).unwrap_or(end))
+}
+
+/// The end of the piece that starts at `i`, any characters.
+#[inline(never)]
+fn general_piece_end(text: &Text, i: usize) -> usize {
     let c = text.bytes[i];
     let (flags, len) = text.class(i);
     // P?: tried taken first (when the character is in P), then empty.
@@ -50,7 +117,13 @@ pub fn piece_end(text: &Text, i: usize) -> usize {
         return text.run_bytes(text.run_other(start), b"\r\n/");
     }
     // Only `\s` at `i` is left.
-    let spaces = text.spaces(i);
+    spaces_end(text, i, text.spaces(i))
+}
+
+/// The end of the piece at `i` when only the `\s` alternatives are left; `spaces` is the
+/// `\s` run from `i`.
+#[inline(always)]
+fn spaces_end(text: &Text, i: usize, spaces: Spaces) -> usize {
     if let Some(end) = spaces.newline_end {
         // \s*[\r\n]+: \s* backs off to the last \r or \n of the run, and [\r\n]+ takes
         // just that one (nothing after it in the run is a newline). No `\s++$` comes
@@ -64,7 +137,7 @@ pub fn piece_end(text: &Text, i: usize) -> usize {
         spaces.last
     } else {
         // \s+: a single space before \S.
-        i + len
+        i + text.class(i).1
     }
 }
 

@@ -5,6 +5,7 @@
 //! them a bounded number of times per piece (over the text that piece and its neighbours
 //! cover) runs in linear time.
 
+use super::ascii::{DIGIT, KIND, WHITESPACE};
 use super::classes::{self, Table, FOLDS, SPACE, WORDISH};
 
 /// A text being split. Positions are byte offsets on character boundaries.
@@ -48,6 +49,40 @@ impl<'t> Text<'t> {
         }
         let (cp, len) = decode(self.bytes, i);
         (self.table.get(cp), len)
+    }
+
+    /// The ASCII kind (`ascii.rs`) of the byte at `i`; none (0) from 0x80 and at the end.
+    #[inline(always)]
+    pub fn kind(&self, i: usize) -> u8 {
+        self.bytes.get(i).map_or(0, |&b| KIND[b as usize])
+    }
+
+    /// Whether `i` is the end of the text or an ASCII byte: an ASCII run that stops at `i`
+    /// stops there whatever the classes of non-ASCII characters.
+    #[inline(always)]
+    pub fn ends_ascii(&self, i: usize) -> bool {
+        !matches!(self.bytes.get(i), Some(&b) if b >= 0x80)
+    }
+
+    /// End of the maximal run from `i` of bytes of the `mask` kinds (ASCII only).
+    #[inline(always)]
+    pub fn run_kind(&self, mut i: usize, mask: u8) -> usize {
+        while i < self.len() && KIND[self.bytes[i] as usize] & mask != 0 {
+            i += 1;
+        }
+        i
+    }
+
+    /// `\p{N}{1,3}` at an ASCII digit `i`, when the ASCII bytes decide it: `None` when the
+    /// run of ASCII digits stops short of three at a non-ASCII character (which may be a
+    /// number).
+    #[inline(always)]
+    pub fn ascii_digits(&self, i: usize) -> Option<usize> {
+        let mut end = i + 1;
+        while end < i + 3 && self.kind(end) == DIGIT {
+            end += 1;
+        }
+        (end == i + 3 || self.ends_ascii(end)).then_some(end)
     }
 
     /// Whether a character starts at `i` (not the end) and has one of the `mask` flags.
@@ -162,6 +197,18 @@ impl<'t> Text<'t> {
             i += len;
         }
         Spaces { end: i, last, newline_end }
+    }
+
+    /// The maximal `\s` run from `i` when it is all ASCII and ends at an ASCII byte or the
+    /// end of the text (`None` otherwise: `spaces` then decides). `i` must be ASCII `\s`.
+    #[inline(always)]
+    pub fn ascii_spaces(&self, i: usize) -> Option<Spaces> {
+        let end = self.run_kind(i + 1, WHITESPACE);
+        if !self.ends_ascii(end) {
+            return None;
+        }
+        let newline_end = self.bytes[i..end].iter().rposition(|b| b"\r\n".contains(b));
+        Some(Spaces { end, last: end - 1, newline_end: newline_end.map(|k| i + k + 1) })
     }
 
     /// The end of `'s`, `'t`, `'re`, `'ve`, `'m`, `'ll` or `'d` at `i`, if one is there.
