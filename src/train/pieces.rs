@@ -40,7 +40,7 @@ fn read4(b: &[u8], at: usize) -> u64 {
 /// word of 8-16 bytes is read as two overlapping 8-byte loads where rapidhash reads four
 /// 4-byte ones, the same bytes), a well-tested 64-bit hash whose words of up to 16 bytes
 /// cost two 64x64->128 multiplies and longer ones one more per 16 bytes. Its
-/// top bits pick the shard, its low bits the slot, bits 32.. the tag. The table's
+/// top bits pick the shard, its low bits the slot and the tag. The table's
 /// contents never depend on it (only the order of slots, which every reader sorts away;
 /// pruning's tie buckets use a hash of their own).
 #[inline(always)]
@@ -111,8 +111,14 @@ struct Slot {
 
 #[inline(always)]
 fn tag(hash: u64) -> u64 {
-    (hash >> 32) & TAG_MASK
+    hash & TAG_MASK
 }
+
+/// Slots a table may have while a word's slot is found from its tag alone: the tag is
+/// the hash's low bits, which are all the slot index takes up to this size, so a table
+/// is grown or rebuilt without hashing its words again.
+/// (Lower in tests, so the path that hashes again is exercised by small tables.)
+const TAG_SLOTS: usize = if cfg!(test) { 1 << 10 } else { 1 << TAG_BITS };
 
 /// Words -> counts (see the module comment).
 #[derive(Default)]
@@ -164,8 +170,14 @@ impl PieceTable {
         if self.len >= self.grow_at {
             self.grow();
         }
+        self.entry_placed(word, h, tag(h))
+    }
+
+    /// [`PieceTable::entry`] once the table has room, with the hash bits `h` that place
+    /// the word (its hash, or its tag up to [`TAG_SLOTS`]).
+    #[inline(always)]
+    fn entry_placed(&mut self, word: &[u8], h: u64, tag: u64) -> (&mut u64, bool) {
         let mask = self.slots.len() - 1;
-        let tag = tag(h);
         let mut i = (h as usize) & mask;
         loop {
             let key = self.slots[i].key;
@@ -181,6 +193,26 @@ impl PieceTable {
         self.slots[i] = Slot { key: ((start as u64 + 1) << TAG_BITS) | tag, count: 0 };
         self.len += 1;
         (&mut self.slots[i].count, true)
+    }
+
+    /// Adds the counts of `other` (a table of the same hash), placing its words by their
+    /// tags where the table is small enough (no hashing); calls `new` with each word that
+    /// was not here yet.
+    pub fn absorb(&mut self, other: &PieceTable, mut new: impl FnMut(&[u8])) {
+        for slot in other.slots.iter().filter(|s| s.key != 0) {
+            let word = other.word_at((slot.key >> TAG_BITS) as usize - 1);
+            if self.len >= self.grow_at {
+                self.grow();
+            }
+            let h = if self.slots.len() <= TAG_SLOTS { slot.key & TAG_MASK } else { hash(word) };
+            let (count, added) = self.entry_placed(word, h, slot.key & TAG_MASK);
+            // Cannot overflow: counted occurrences are bounded by the bytes of real input
+            // (pre-counted words go through `WordTable::add`, which checks).
+            *count += slot.count;
+            if added {
+                new(word);
+            }
+        }
     }
 
     /// Appends `word` to the arena; returns where it starts. The arena grows by half its
@@ -210,12 +242,23 @@ impl PieceTable {
         self.grow_at = grow_at(n);
         let mask = n - 1;
         for slot in old.into_iter().filter(|s| s.key != 0) {
-            let h = hash(self.word_at((slot.key >> TAG_BITS) as usize - 1));
+            let h = self.home(slot.key, n);
             let mut i = (h as usize) & mask;
             while self.slots[i].key != 0 {
                 i = (i + 1) & mask;
             }
             self.slots[i] = slot;
+        }
+    }
+
+    /// The hash bits that place the word of `key` in a table of `slots` slots: its tag
+    /// up to [`TAG_SLOTS`], else its hash again.
+    #[inline(always)]
+    fn home(&self, key: u64, slots: usize) -> u64 {
+        if slots <= TAG_SLOTS {
+            key & TAG_MASK
+        } else {
+            hash(self.word_at((key >> TAG_BITS) as usize - 1))
         }
     }
 
@@ -230,14 +273,13 @@ impl PieceTable {
     /// Keeps only the words for which `keep` holds, in a table sized for them (the slots
     /// at most 7/10 full, the arena exact).
     pub fn retain(&mut self, mut keep: impl FnMut(&[u8], u64) -> bool) {
-        let kept: Vec<(usize, u64)> = self
+        let kept: Vec<Slot> = self
             .slots
             .iter()
-            .filter(|s| s.key != 0)
-            .map(|s| ((s.key >> TAG_BITS) as usize - 1, s.count))
-            .filter(|&(start, count)| keep(self.word_at(start), count))
+            .filter(|s| s.key != 0 && keep(self.word_at((s.key >> TAG_BITS) as usize - 1), s.count))
+            .copied()
             .collect();
-        let bytes = kept.iter().map(|&(start, _)| self.entry_bytes(start)).sum();
+        let bytes = kept.iter().map(|s| self.entry_bytes((s.key >> TAG_BITS) as usize - 1)).sum();
         let mut table = PieceTable {
             slots: Vec::new(),
             arena: Vec::with_capacity(bytes),
@@ -249,17 +291,17 @@ impl PieceTable {
             table.slots = vec![Slot::default(); n];
             table.grow_at = grow_at(n);
         }
-        for (start, count) in kept {
-            let word = self.word_at(start);
+        for slot in kept {
+            let start = (slot.key >> TAG_BITS) as usize - 1;
             let new_start = table.arena.len();
             table.arena.extend_from_slice(&self.arena[start..start + self.entry_bytes(start)]);
-            let h = hash(word);
             let mask = table.slots.len() - 1;
-            let mut i = (h as usize) & mask;
+            let mut i = (self.home(slot.key, table.slots.len()) as usize) & mask;
             while table.slots[i].key != 0 {
                 i = (i + 1) & mask;
             }
-            table.slots[i] = Slot { key: ((new_start as u64 + 1) << TAG_BITS) | tag(h), count };
+            let key = ((new_start as u64 + 1) << TAG_BITS) | (slot.key & TAG_MASK);
+            table.slots[i] = Slot { key, count: slot.count };
             table.len += 1;
         }
         *self = table;
@@ -339,6 +381,36 @@ mod tests {
     }
 
     #[test]
+    fn absorbing_adds_counts_placed_by_tag_or_by_hash() {
+        // Tables below and above TAG_SLOTS (1,024 slots in tests) on both sides.
+        for (mine, theirs) in [(50u32, 60u32), (50, 3000), (3000, 50), (3000, 4000)] {
+            let (mut a, mut b) = (PieceTable::default(), PieceTable::default());
+            let mut want = std::collections::BTreeMap::new();
+            for i in 0..mine {
+                let w = format!("w{i}").into_bytes();
+                add(&mut a, &w, u64::from(i % 5 + 1));
+                *want.entry(w).or_insert(0) += u64::from(i % 5 + 1);
+            }
+            for i in mine / 2..mine / 2 + theirs {
+                let w = format!("w{i}").into_bytes();
+                add(&mut b, &w, 2);
+                *want.entry(w).or_insert(0) += 2;
+            }
+            let mut new = 0;
+            a.absorb(&b, |w| {
+                assert!(!w.is_empty());
+                new += 1;
+            });
+            assert_eq!(new, want.len() - mine as usize);
+            assert_eq!(sorted(&a), want.into_iter().collect::<Vec<_>>());
+            // Each word is found again where it was placed.
+            for (w, _) in sorted(&b) {
+                assert!(!add(&mut a, &w, 0));
+            }
+        }
+    }
+
+    #[test]
     fn empty_retain_and_lookup() {
         let mut t = PieceTable::default();
         assert!(t.is_empty());
@@ -387,7 +459,7 @@ mod tests {
             let n = hashes.len() as u64;
             // Bucket counts that leave at least 32 words per bucket.
             let bits = (63 - (n / 32).leading_zeros()).min(16);
-            let fields = [(0, bits, "slot"), (32, bits, "tag"), (58, 6, "shard")];
+            let fields = [(0, bits, "slot and tag"), (16, bits, "tag"), (58, 6, "shard")];
             for (shift, width, what) in fields {
                 let mut loads = vec![0u64; 1 << width];
                 for h in &hashes {
