@@ -97,7 +97,7 @@ const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
 /// The arena may hold up to 2**40 - 2 bytes (the rest of a slot's key).
 const MAX_ARENA: usize = (1 << (64 - TAG_BITS)) - 2;
 /// Slots of a table's first allocation.
-const MIN_SLOTS: usize = 16;
+const MIN_SLOTS: usize = 64;
 
 /// The bytes of one slot; [`super::budget::table_entry`] is derived from it.
 pub const SLOT_BYTES: u64 = std::mem::size_of::<Slot>() as u64;
@@ -223,7 +223,12 @@ impl PieceTable {
         if self.arena.capacity() - start < need {
             self.arena.reserve_exact(need.max(self.arena.capacity() / 2).max(256));
         }
-        put_varint(&mut self.arena, word.len() as u64);
+        // Nearly every word is shorter than 128 bytes: a one-byte length, written inline.
+        if word.len() < 0x80 {
+            self.arena.push(word.len() as u8);
+        } else {
+            put_varint(&mut self.arena, word.len() as u64);
+        }
         self.arena.extend_from_slice(word);
         assert!(start <= MAX_ARENA, "a word-table shard holds over 1 TiB of words");
         start
@@ -280,12 +285,8 @@ impl PieceTable {
             .copied()
             .collect();
         let bytes = kept.iter().map(|s| self.entry_bytes((s.key >> TAG_BITS) as usize - 1)).sum();
-        let mut table = PieceTable {
-            slots: Vec::new(),
-            arena: Vec::with_capacity(bytes),
-            len: 0,
-            grow_at: 0,
-        };
+        let mut table =
+            PieceTable { slots: Vec::new(), arena: Vec::with_capacity(bytes), len: 0, grow_at: 0 };
         if !kept.is_empty() {
             let n = slots_for(kept.len());
             table.slots = vec![Slot::default(); n];
@@ -436,7 +437,8 @@ mod tests {
                 }
             }
         }
-        let long: Vec<u8> = (0..3000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let long: Vec<u8> =
+            (0..3000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
         let mut by_length: Vec<Vec<u8>> = (0..=3000).map(|n| long[..n].to_vec()).collect();
         by_length.extend((1..=3000).map(|n| vec![b' '; n]));
         by_length.extend((1..=3000).map(|n| vec![0u8; n]));
