@@ -2,8 +2,9 @@
 //! word. Every word's bytes lie back to back in one arena, each after its length as a
 //! varint; an open-addressing table (linear probing, at most 7/10 full) holds 16-byte
 //! slots: where the word starts in the arena with a tag of its hash, and its count.
-//! A word is hashed once per table it enters ([`hash`]), and the tag rules out nearly
-//! every slot without reading the arena.
+//! A piece is hashed once ([`hash`]); the tag (the hash's low bits) rules out nearly
+//! every slot without reading the arena, and places the word again when its table grows,
+//! is pruned or is absorbed into another, without hashing it again.
 
 use super::varint::{put_varint, take_varint};
 
