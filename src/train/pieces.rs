@@ -2,18 +2,94 @@
 //! word. Every word's bytes lie back to back in one arena, each after its length as a
 //! varint; an open-addressing table (linear probing, at most 7/10 full) holds 16-byte
 //! slots: where the word starts in the arena with a tag of its hash, and its count.
-//! A word is hashed once per table it enters ([`hash`]), and the tag rules out nearly
-//! every slot without reading the arena.
+//! A piece is hashed once ([`hash`]); the tag (the hash's low bits) rules out nearly
+//! every slot without reading the arena, and places the word again when its table grows,
+//! is pruned or is absorbed into another, without hashing it again.
 
 use super::varint::{put_varint, take_varint};
 
-/// The hash of a word, with fixed keys: its top bits pick the shard, its low bits the
-/// slot, bits 32.. the tag. The table's contents never depend on it (only the order of
-/// slots, which every reader sorts away).
+/// rapidhash's default secret (its v1 constants).
+const SECRET: [u64; 3] = [0x2d35_8dcc_aa6c_78a5, 0x8bb8_4b93_962e_acc9, 0x4b33_a62e_d433_d4a3];
+/// The seed, premixed as rapidhash does with its default seed.
+const SEED: u64 = mix(0xbdd8_9aa9_8270_4029 ^ SECRET[0], SECRET[1]) ^ 0xbdd8_9aa9_8270_4029;
+
+/// The 128-bit product of `a` and `b`, as (low, high) halves.
+#[inline(always)]
+const fn mum(a: u64, b: u64) -> (u64, u64) {
+    let r = a as u128 * b as u128;
+    (r as u64, (r >> 64) as u64)
+}
+
+/// The two halves of the 128-bit product folded together.
+#[inline(always)]
+const fn mix(a: u64, b: u64) -> u64 {
+    let (lo, hi) = mum(a, b);
+    lo ^ hi
+}
+
+#[inline(always)]
+fn read8(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+#[inline(always)]
+fn read4(b: &[u8], at: usize) -> u64 {
+    u64::from(u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")))
+}
+
+/// The hash of a word: rapidhash's construction (its v1 secret and default seed; a
+/// word of 8-16 bytes is read as two overlapping 8-byte loads where rapidhash reads four
+/// 4-byte ones, the same bytes), a well-tested 64-bit hash whose words of up to 16 bytes
+/// cost two 64x64->128 multiplies and longer ones one more per 16 bytes. Its
+/// top bits pick the shard, its low bits the slot and the tag. The table's
+/// contents never depend on it (only the order of slots, which every reader sorts away;
+/// pruning's tie buckets use a hash of their own).
 #[inline(always)]
 pub fn hash(word: &[u8]) -> u64 {
-    static HASHER: std::sync::OnceLock<ahash::RandomState> = std::sync::OnceLock::new();
-    HASHER.get_or_init(|| ahash::RandomState::with_seeds(1, 2, 3, 4)).hash_one(word)
+    let n = word.len();
+    let mut seed = SEED ^ n as u64;
+    let (a, b) = if n <= 16 {
+        if n >= 8 {
+            (read8(word, 0), read8(word, n - 8))
+        } else if n >= 4 {
+            let x = (read4(word, 0) << 32) | read4(word, n - 4);
+            (x, x)
+        } else if n > 0 {
+            (u64::from(word[0]) << 56 | u64::from(word[n >> 1]) << 32 | u64::from(word[n - 1]), 0)
+        } else {
+            (0, 0)
+        }
+    } else {
+        let mut at = 0;
+        while n - at > 16 {
+            seed = mix(read8(word, at) ^ SECRET[2], read8(word, at + 8) ^ seed ^ SECRET[1]);
+            at += 16;
+        }
+        (read8(word, n - 16), read8(word, n - 8))
+    };
+    let (a, b) = mum(a ^ SECRET[1], b ^ seed);
+    mix(a ^ SECRET[0] ^ n as u64, b ^ SECRET[1])
+}
+
+/// Whether two words are equal, comparing one of up to 16 bytes in at most two loads
+/// each instead of calling `memcmp` (most words are that short).
+#[inline(always)]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n > 16 {
+        return a == b;
+    }
+    if n >= 8 {
+        read8(a, 0) == read8(b, 0) && read8(a, n - 8) == read8(b, n - 8)
+    } else if n >= 4 {
+        read4(a, 0) == read4(b, 0) && read4(a, n - 4) == read4(b, n - 4)
+    } else {
+        // Bytes 0, n/2 and n-1 are all the bytes of a word of at most 3.
+        n == 0 || (a[0] == b[0] && a[n >> 1] == b[n >> 1] && a[n - 1] == b[n - 1])
+    }
 }
 
 /// Bits of the hash kept in a slot to rule out other words without reading the arena.
@@ -22,7 +98,7 @@ const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
 /// The arena may hold up to 2**40 - 2 bytes (the rest of a slot's key).
 const MAX_ARENA: usize = (1 << (64 - TAG_BITS)) - 2;
 /// Slots of a table's first allocation.
-const MIN_SLOTS: usize = 16;
+const MIN_SLOTS: usize = 64;
 
 /// The bytes of one slot; [`super::budget::table_entry`] is derived from it.
 pub const SLOT_BYTES: u64 = std::mem::size_of::<Slot>() as u64;
@@ -36,8 +112,14 @@ struct Slot {
 
 #[inline(always)]
 fn tag(hash: u64) -> u64 {
-    (hash >> 32) & TAG_MASK
+    hash & TAG_MASK
 }
+
+/// Slots a table may have while a word's slot is found from its tag alone: the tag is
+/// the hash's low bits, which are all the slot index takes up to this size, so a table
+/// is grown or rebuilt without hashing its words again.
+/// (Lower in tests, so the path that hashes again is exercised by small tables.)
+const TAG_SLOTS: usize = if cfg!(test) { 1 << 10 } else { 1 << TAG_BITS };
 
 /// Words -> counts (see the module comment).
 #[derive(Default)]
@@ -48,6 +130,9 @@ pub struct PieceTable {
     arena: Vec<u8>,
     /// Words held.
     len: usize,
+    /// The slots are doubled before a word is added to a table holding this many (7/10
+    /// of the slots; 0 while there are none).
+    grow_at: usize,
 }
 
 impl std::fmt::Debug for PieceTable {
@@ -83,18 +168,24 @@ impl PieceTable {
     /// it was inserted.
     #[inline(always)]
     pub fn entry(&mut self, word: &[u8], h: u64) -> (&mut u64, bool) {
-        if (self.len + 1) * 10 > self.slots.len() * 7 {
+        if self.len >= self.grow_at {
             self.grow();
         }
+        self.entry_placed(word, h, tag(h))
+    }
+
+    /// [`PieceTable::entry`] once the table has room, with the hash bits `h` that place
+    /// the word (its hash, or its tag up to [`TAG_SLOTS`]).
+    #[inline(always)]
+    fn entry_placed(&mut self, word: &[u8], h: u64, tag: u64) -> (&mut u64, bool) {
         let mask = self.slots.len() - 1;
-        let tag = tag(h);
         let mut i = (h as usize) & mask;
         loop {
             let key = self.slots[i].key;
             if key == 0 {
                 break;
             }
-            if key & TAG_MASK == tag && self.word_at((key >> TAG_BITS) as usize - 1) == word {
+            if key & TAG_MASK == tag && same(self.word_at((key >> TAG_BITS) as usize - 1), word) {
                 return (&mut self.slots[i].count, false);
             }
             i = (i + 1) & mask;
@@ -105,6 +196,26 @@ impl PieceTable {
         (&mut self.slots[i].count, true)
     }
 
+    /// Adds the counts of `other` (a table of the same hash), placing its words by their
+    /// tags where the table is small enough (no hashing); calls `new` with each word that
+    /// was not here yet.
+    pub fn absorb(&mut self, other: &PieceTable, mut new: impl FnMut(&[u8])) {
+        for slot in other.slots.iter().filter(|s| s.key != 0) {
+            let word = other.word_at((slot.key >> TAG_BITS) as usize - 1);
+            if self.len >= self.grow_at {
+                self.grow();
+            }
+            let h = if self.slots.len() <= TAG_SLOTS { slot.key & TAG_MASK } else { hash(word) };
+            let (count, added) = self.entry_placed(word, h, slot.key & TAG_MASK);
+            // Cannot overflow: counted occurrences are bounded by the bytes of real input
+            // (pre-counted words go through `WordTable::add`, which checks).
+            *count += slot.count;
+            if added {
+                new(word);
+            }
+        }
+    }
+
     /// Appends `word` to the arena; returns where it starts. The arena grows by half its
     /// size at a time (not doubling), so at most a third of it is spare.
     fn push_word(&mut self, word: &[u8]) -> usize {
@@ -113,7 +224,12 @@ impl PieceTable {
         if self.arena.capacity() - start < need {
             self.arena.reserve_exact(need.max(self.arena.capacity() / 2).max(256));
         }
-        put_varint(&mut self.arena, word.len() as u64);
+        // Nearly every word is shorter than 128 bytes: a one-byte length, written inline.
+        if word.len() < 0x80 {
+            self.arena.push(word.len() as u8);
+        } else {
+            put_varint(&mut self.arena, word.len() as u64);
+        }
         self.arena.extend_from_slice(word);
         assert!(start <= MAX_ARENA, "a word-table shard holds over 1 TiB of words");
         start
@@ -129,14 +245,26 @@ impl PieceTable {
     /// Replaces the slots by `n` (a power of two) slots holding the same words.
     fn place_all(&mut self, n: usize) {
         let old = std::mem::replace(&mut self.slots, vec![Slot::default(); n]);
+        self.grow_at = grow_at(n);
         let mask = n - 1;
         for slot in old.into_iter().filter(|s| s.key != 0) {
-            let h = hash(self.word_at((slot.key >> TAG_BITS) as usize - 1));
+            let h = self.home(slot.key, n);
             let mut i = (h as usize) & mask;
             while self.slots[i].key != 0 {
                 i = (i + 1) & mask;
             }
             self.slots[i] = slot;
+        }
+    }
+
+    /// The hash bits that place the word of `key` in a table of `slots` slots: its tag
+    /// up to [`TAG_SLOTS`], else its hash again.
+    #[inline(always)]
+    fn home(&self, key: u64, slots: usize) -> u64 {
+        if slots <= TAG_SLOTS {
+            key & TAG_MASK
+        } else {
+            hash(self.word_at((key >> TAG_BITS) as usize - 1))
         }
     }
 
@@ -151,29 +279,31 @@ impl PieceTable {
     /// Keeps only the words for which `keep` holds, in a table sized for them (the slots
     /// at most 7/10 full, the arena exact).
     pub fn retain(&mut self, mut keep: impl FnMut(&[u8], u64) -> bool) {
-        let kept: Vec<(usize, u64)> = self
+        let kept: Vec<Slot> = self
             .slots
             .iter()
-            .filter(|s| s.key != 0)
-            .map(|s| ((s.key >> TAG_BITS) as usize - 1, s.count))
-            .filter(|&(start, count)| keep(self.word_at(start), count))
+            .filter(|s| s.key != 0 && keep(self.word_at((s.key >> TAG_BITS) as usize - 1), s.count))
+            .copied()
             .collect();
-        let bytes = kept.iter().map(|&(start, _)| self.entry_bytes(start)).sum();
-        let mut table = PieceTable { slots: Vec::new(), arena: Vec::with_capacity(bytes), len: 0 };
+        let bytes = kept.iter().map(|s| self.entry_bytes((s.key >> TAG_BITS) as usize - 1)).sum();
+        let mut table =
+            PieceTable { slots: Vec::new(), arena: Vec::with_capacity(bytes), len: 0, grow_at: 0 };
         if !kept.is_empty() {
-            table.slots = vec![Slot::default(); slots_for(kept.len())];
+            let n = slots_for(kept.len());
+            table.slots = vec![Slot::default(); n];
+            table.grow_at = grow_at(n);
         }
-        for (start, count) in kept {
-            let word = self.word_at(start);
+        for slot in kept {
+            let start = (slot.key >> TAG_BITS) as usize - 1;
             let new_start = table.arena.len();
             table.arena.extend_from_slice(&self.arena[start..start + self.entry_bytes(start)]);
-            let h = hash(word);
             let mask = table.slots.len() - 1;
-            let mut i = (h as usize) & mask;
+            let mut i = (self.home(slot.key, table.slots.len()) as usize) & mask;
             while table.slots[i].key != 0 {
                 i = (i + 1) & mask;
             }
-            table.slots[i] = Slot { key: ((new_start as u64 + 1) << TAG_BITS) | tag(h), count };
+            let key = ((new_start as u64 + 1) << TAG_BITS) | (slot.key & TAG_MASK);
+            table.slots[i] = Slot { key, count: slot.count };
             table.len += 1;
         }
         *self = table;
@@ -187,11 +317,17 @@ impl PieceTable {
     }
 }
 
+/// Words a table of `slots` slots holds before it doubles: as many as keep it at most 7/10
+/// full.
+fn grow_at(slots: usize) -> usize {
+    slots * 7 / 10
+}
+
 /// The fewest slots (a power of two, at least [`MIN_SLOTS`]) that hold `n` words at most
 /// 7/10 full.
 fn slots_for(n: usize) -> usize {
     let mut slots = MIN_SLOTS;
-    while n * 10 > slots * 7 {
+    while n > grow_at(slots) {
         slots *= 2;
     }
     slots
@@ -247,6 +383,36 @@ mod tests {
     }
 
     #[test]
+    fn absorbing_adds_counts_placed_by_tag_or_by_hash() {
+        // Tables below and above TAG_SLOTS (1,024 slots in tests) on both sides.
+        for (mine, theirs) in [(50u32, 60u32), (50, 3000), (3000, 50), (3000, 4000)] {
+            let (mut a, mut b) = (PieceTable::default(), PieceTable::default());
+            let mut want = std::collections::BTreeMap::new();
+            for i in 0..mine {
+                let w = format!("w{i}").into_bytes();
+                add(&mut a, &w, u64::from(i % 5 + 1));
+                *want.entry(w).or_insert(0) += u64::from(i % 5 + 1);
+            }
+            for i in mine / 2..mine / 2 + theirs {
+                let w = format!("w{i}").into_bytes();
+                add(&mut b, &w, 2);
+                *want.entry(w).or_insert(0) += 2;
+            }
+            let mut new = 0;
+            a.absorb(&b, |w| {
+                assert!(!w.is_empty());
+                new += 1;
+            });
+            assert_eq!(new, want.len() - mine as usize);
+            assert_eq!(sorted(&a), want.into_iter().collect::<Vec<_>>());
+            // Each word is found again where it was placed.
+            for (w, _) in sorted(&b) {
+                assert!(!add(&mut a, &w, 0));
+            }
+        }
+    }
+
+    #[test]
     fn empty_retain_and_lookup() {
         let mut t = PieceTable::default();
         assert!(t.is_empty());
@@ -256,5 +422,85 @@ mod tests {
         assert!(t.is_empty() && t.iter().next().is_none());
         assert!(add(&mut t, b"a", 1));
         assert_eq!(sorted(&t), vec![(b"a".to_vec(), 1)]);
+    }
+
+    /// Near-identical words: every word of a family differs from a base word in one byte,
+    /// or only in length, or is a counter in fixed-width text.
+    fn near_identical_words() -> Vec<Vec<Vec<u8>>> {
+        let mut one_byte = std::collections::BTreeSet::new();
+        for len in [1usize, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 48, 63, 100] {
+            let base: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8 | 0x40).collect();
+            for at in 0..len {
+                for v in 0..=255u8 {
+                    let mut w = base.clone();
+                    w[at] = v;
+                    one_byte.insert(w);
+                }
+            }
+        }
+        let long: Vec<u8> =
+            (0..3000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let mut by_length: Vec<Vec<u8>> = (0..=3000).map(|n| long[..n].to_vec()).collect();
+        by_length.extend((1..=3000).map(|n| vec![b' '; n]));
+        by_length.extend((1..=3000).map(|n| vec![0u8; n]));
+        let counters: Vec<Vec<u8>> = (0..300_000u32)
+            .flat_map(|i| [format!(" w{i:08}"), format!("{i}"), format!("{i:016x}")])
+            .map(String::into_bytes)
+            .collect();
+        vec![one_byte.into_iter().collect(), by_length, counters]
+    }
+
+    /// Every distinct word hashes apart in all 64 bits, and the bits that pick a shard, a
+    /// slot and a tag spread each family evenly: no bucket strays more than 8 standard
+    /// deviations (of a uniform hash's load) from the mean.
+    #[test]
+    fn near_identical_words_neither_collide_nor_cluster() {
+        let families = near_identical_words();
+        let mut all: Vec<(u64, &[u8])> = Vec::new();
+        for words in &families {
+            let hashes: Vec<u64> = words.iter().map(|w| hash(w)).collect();
+            let n = hashes.len() as u64;
+            // Bucket counts that leave at least 32 words per bucket.
+            let bits = (63 - (n / 32).leading_zeros()).min(16);
+            let fields = [(0, bits, "slot and tag"), (16, bits, "tag"), (58, 6, "shard")];
+            for (shift, width, what) in fields {
+                let mut loads = vec![0u64; 1 << width];
+                for h in &hashes {
+                    loads[((h >> shift) & ((1 << width) - 1)) as usize] += 1;
+                }
+                let mean = n as f64 / loads.len() as f64;
+                let spread = 8.0 * mean.sqrt();
+                let (lo, hi) = (loads.iter().min().unwrap(), loads.iter().max().unwrap());
+                assert!(
+                    (*lo as f64) >= mean - spread && (*hi as f64) <= mean + spread,
+                    "{what} bits of {n} words: loads {lo}..{hi}, mean {mean:.1}"
+                );
+            }
+            all.extend(hashes.into_iter().zip(words.iter().map(Vec::as_slice)));
+        }
+        all.sort_unstable();
+        all.dedup_by(|a, b| a.1 == b.1);
+        let collisions = all.windows(2).filter(|p| p[0].0 == p[1].0).count();
+        assert_eq!(collisions, 0, "full 64-bit collisions among {} words", all.len());
+    }
+
+    #[test]
+    fn short_words_compare_byte_for_byte() {
+        let words: Vec<Vec<u8>> = (0..=20usize)
+            .flat_map(|n| (0..n.max(1)).map(move |at| (n, at)))
+            .flat_map(|(n, at)| {
+                let base = vec![b'q'; n];
+                let mut changed = base.clone();
+                if n > 0 {
+                    changed[at] = b'r';
+                }
+                [base, changed]
+            })
+            .collect();
+        for a in &words {
+            for b in &words {
+                assert_eq!(same(a, b), a == b, "{a:?} vs {b:?}");
+            }
+        }
     }
 }

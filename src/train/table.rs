@@ -157,14 +157,6 @@ fn absorb(shard: &mut PieceTable, partial: PieceTable) -> u64 {
         return added;
     }
     let mut added = 0;
-    for (word, n) in partial.iter() {
-        // Cannot overflow: counted occurrences are bounded by the bytes of real input
-        // (pre-counted words go through `add`, which checks).
-        let (slot, new) = shard.entry(word, hash(word));
-        if new {
-            added += budget::table_entry(word.len() as u64);
-        }
-        *slot += n;
-    }
+    shard.absorb(&partial, |word| added += budget::table_entry(word.len() as u64));
     added
 }
