@@ -15,7 +15,7 @@ use std::cmp::Reverse;
 use ahash::AHashMap;
 use dary_heap::QuaternaryHeap;
 
-use crate::vocab::{CharStarts, Vocab};
+use crate::vocab::Vocab;
 use crate::Rank;
 
 /// Pieces at least this long merge rank by rank (`merge_by_levels`).
@@ -80,99 +80,20 @@ fn encode_short_or_token(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) -> bo
 /// Like [`encode_piece`] but never takes the whole-piece shortcut: the tokens that
 /// merging by rank reaches, used to check that every token is reachable.
 pub fn encode_piece_parts(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
-    if piece.is_ascii() {
-        merge_parts(vocab, piece.iter().map(|&b| vocab.byte_rank(b)), out);
-    } else {
-        merge_from_chars(vocab, piece, out);
-    }
-}
-
-/// [`encode_piece_parts`] from the piece's bytes only, never from whole characters: the
-/// plain rule, which the whole-character start must always match.
-pub fn encode_piece_bytes(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
-    merge_parts(vocab, piece.iter().map(|&b| vocab.byte_rank(b)), out);
-}
-
-/// Merges a piece that holds non-ASCII bytes starting from whole characters where the
-/// vocabulary allows it ([`CharStarts`]: the same ids as starting from bytes, fewer
-/// merges and shorter scans).
-fn merge_from_chars(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
-    let starts = vocab.char_starts();
-    if piece.len() < LONG_PIECE {
-        let mut parts = [0 as Rank; LONG_PIECE];
-        let mut n = 0;
-        start_parts(vocab, starts, piece, |t| {
-            parts[n] = t;
-            n += 1;
-        });
-        merge_parts(vocab, parts[..n].iter().copied(), out);
-    } else {
-        let mut parts = Vec::with_capacity(piece.len());
-        start_parts(vocab, starts, piece, |t| parts.push(t));
-        merge_parts(vocab, parts.into_iter(), out);
-    }
-}
-
-/// The piece's starting parts: each character that starts whole as its token, any other
-/// byte (ASCII, a character that does not start whole, or bytes that are not well-formed
-/// UTF-8) as its byte token.
-#[inline]
-fn start_parts(vocab: &Vocab, starts: &CharStarts, piece: &[u8], mut push: impl FnMut(Rank)) {
-    let mut i = 0;
-    while i < piece.len() {
-        let b = piece[i];
-        if b >= 0xC2 {
-            let len = if b < 0xE0 {
-                2
-            } else if b < 0xF0 {
-                3
-            } else {
-                4
-            };
-            if let Some(token) = char_at(piece, i, len).and_then(|cp| starts.get(cp)) {
-                push(token);
-                i += len;
-                continue;
-            }
-        }
-        push(vocab.byte_rank(b));
-        i += 1;
-    }
-}
-
-/// The code point of the `len`-byte character at `at`, if its bytes are there and
-/// well-formed (continuation bytes, shortest form; surrogates and code points past
-/// U+10FFFF are never in [`CharStarts`]).
-#[inline]
-fn char_at(piece: &[u8], at: usize, len: usize) -> Option<u32> {
-    let bytes = piece.get(at..at + len)?;
-    let mut cp = u32::from(bytes[0]) & (0x7F >> len);
-    for &b in &bytes[1..] {
-        if b & 0xC0 != 0x80 {
-            return None;
-        }
-        cp = cp << 6 | u32::from(b & 0x3F);
-    }
-    const SHORTEST: [u32; 5] = [0, 0, 0x80, 0x800, 0x1_0000];
-    (cp >= SHORTEST[len]).then_some(cp)
-}
-
-/// Merges starting parts (tokens) by tiktoken's rule, by the path that suits their count.
-fn merge_parts<I: ExactSizeIterator<Item = Rank>>(vocab: &Vocab, parts: I, out: &mut Vec<Rank>) {
-    // A few parts are scanned; more take the minimum of packed keys over a fixed array (a
-    // loop without branches that the compiler vectorizes), when the ids leave room for
-    // the position bits.
-    match parts.len() {
-        0..=8 if fits_keys::<8>(vocab) => merge_by_min::<8>(vocab, parts, out),
-        0..=8 => merge_by_scan::<8>(vocab, parts, out),
-        9..=16 if fits_keys::<16>(vocab) => merge_by_min::<16>(vocab, parts, out),
-        9..=32 if fits_keys::<32>(vocab) => merge_by_min::<32>(vocab, parts, out),
-        9..=32 => merge_by_scan::<32>(vocab, parts, out),
+    // Pieces of a few bytes scan their few parts; longer ones take the minimum of packed
+    // keys over a fixed array (a loop without branches that the compiler vectorizes),
+    // when the ids leave room for the position bits.
+    match piece.len() {
+        0..=8 if fits_keys::<8>(vocab) => merge_by_min::<8>(vocab, piece, out),
+        0..=8 => merge_by_scan::<8>(vocab, piece, out),
+        9..=16 if fits_keys::<16>(vocab) => merge_by_min::<16>(vocab, piece, out),
+        9..=32 if fits_keys::<32>(vocab) => merge_by_min::<32>(vocab, piece, out),
+        9..=32 => merge_by_scan::<32>(vocab, piece, out),
         33..LONG_PIECE if fits_keys::<LONG_PIECE>(vocab) => {
-            merge_by_min::<LONG_PIECE>(vocab, parts, out)
+            merge_by_min::<LONG_PIECE>(vocab, piece, out)
         }
-        33..LONG_PIECE => merge_by_scan::<LONG_PIECE>(vocab, parts, out),
-        _ => merge_by_levels(vocab, parts.collect(), out),
+        33..LONG_PIECE => merge_by_scan::<LONG_PIECE>(vocab, piece, out),
+        _ => merge_by_levels(vocab, piece, out),
     }
 }
 
@@ -187,12 +108,8 @@ fn fits_keys<const N: usize>(vocab: &Vocab) -> bool {
 /// the lowest rank and then the leftmost part, exactly tiktoken's choice, and finding it
 /// is a minimum over N keys with no branches. Keys are i32 because baseline x86-64 (SSE2)
 /// compares signed 32-bit lanes, so the minimum vectorizes.
-fn merge_by_min<const N: usize>(
-    vocab: &Vocab,
-    parts: impl ExactSizeIterator<Item = Rank>,
-    out: &mut Vec<Rank>,
-) {
-    let n = parts.len();
+fn merge_by_min<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
+    let n = piece.len();
     assert!(n <= N && N <= 128 && N.is_power_of_two(), "pieces of at most N <= 128 bytes");
     let shift = N.trailing_zeros();
     const NONE: u8 = u8::MAX;
@@ -201,8 +118,8 @@ fn merge_by_min<const N: usize>(
     // The parts in order: where the next one starts (n: none), where the previous starts.
     let mut next = [0u8; N];
     let mut prev = [NONE; N];
-    for (i, t) in parts.enumerate() {
-        token[i] = t;
+    for (i, &b) in piece.iter().enumerate() {
+        token[i] = vocab.byte_rank(b);
         next[i] = (i + 1) as u8;
         prev[i] = (i as u8).wrapping_sub(1);
     }
@@ -246,12 +163,8 @@ fn merge_by_min<const N: usize>(
 /// tiktoken's scan for pieces of at most `N` (at most 255) bytes, on arrays on the stack
 /// (no allocation) indexed by the byte where a part starts, the parts linked in order (so
 /// a merge moves nothing).
-fn merge_by_scan<const N: usize>(
-    vocab: &Vocab,
-    parts: impl ExactSizeIterator<Item = Rank>,
-    out: &mut Vec<Rank>,
-) {
-    let n = parts.len();
+fn merge_by_scan<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
+    let n = piece.len();
     assert!(n <= N && N < 256, "pieces of at most N < 256 bytes");
     if n == 0 {
         return;
@@ -262,8 +175,8 @@ fn merge_by_scan<const N: usize>(
     let mut token = [0 as Rank; N];
     let mut join = [Rank::MAX; N];
     let mut next = [0u8; N];
-    for (i, t) in parts.enumerate() {
-        token[i] = t;
+    for (i, &b) in piece.iter().enumerate() {
+        token[i] = vocab.byte_rank(b);
         next[i] = (i + 1) as u8;
     }
     let joined = |l: Rank, r: Rank| vocab.pair_rank(l, r).unwrap_or(Rank::MAX);
@@ -380,11 +293,12 @@ impl Pending {
 /// merge is the one a heap over all candidates would pop. A merge can never create a
 /// pair of the rank just merged (the new pair's bytes contain the merged token's and
 /// more). Candidates that stopped being pairs are skipped when they come up.
-fn merge_by_levels(vocab: &Vocab, mut token: Vec<Rank>, out: &mut Vec<Rank>) {
-    let n = token.len();
+fn merge_by_levels(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
+    let n = piece.len();
     assert!(n < u32::MAX as usize, "pieces are shorter than 4 GiB");
     const NONE: u32 = u32::MAX;
     // A part starts at each live index i, ends at next[i] (n at the end), and is token[i].
+    let mut token: Vec<Rank> = piece.iter().map(|&b| vocab.byte_rank(b)).collect();
     let mut next: Vec<u32> = (1..=n as u32).collect();
     let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
     let mut live = vec![true; n];
@@ -459,11 +373,6 @@ mod tests {
     /// A piece merger of this module.
     type Merger = fn(&Vocab, &[u8], &mut Vec<Rank>);
 
-    /// A piece's byte tokens, the parts the mergers start from.
-    fn bytes<'a>(v: &'a Vocab, piece: &'a [u8]) -> impl ExactSizeIterator<Item = Rank> + 'a {
-        piece.iter().map(|&b| v.byte_rank(b))
-    }
-
     /// tiktoken's rule written directly on bytes: the reference for both paths.
     fn by_bytes(v: &Vocab, piece: &[u8]) -> Vec<Rank> {
         let mut parts: Vec<Vec<u8>> = piece.iter().map(|&b| vec![b]).collect();
@@ -485,14 +394,14 @@ mod tests {
         let v = vocab(&[b"ab", b"bc", b"abc", b"aa", b"aaaa", b"cab", b"bca", b"aaa"]);
         for piece in [&b"abcabcaab"[..], b"aaaaaaaaaab", b"cabcabcab", b"bcbcbcab", b"aaaaaaa"] {
             let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
-            merge_by_scan::<LONG_PIECE>(&v, bytes(&v, piece), &mut a);
-            merge_by_levels(&v, bytes(&v, piece).collect(), &mut b);
-            merge_by_scan::<32>(&v, bytes(&v, piece), &mut c);
+            merge_by_scan::<LONG_PIECE>(&v, piece, &mut a);
+            merge_by_levels(&v, piece, &mut b);
+            merge_by_scan::<32>(&v, piece, &mut c);
             let mins: [Merger; 4] = [
-                |v, p, o| merge_by_min::<8>(v, bytes(v, p), o),
-                |v, p, o| merge_by_min::<16>(v, bytes(v, p), o),
-                |v, p, o| merge_by_min::<32>(v, bytes(v, p), o),
-                |v, p, o| merge_by_min::<LONG_PIECE>(v, bytes(v, p), o),
+                merge_by_min::<8>,
+                merge_by_min::<16>,
+                merge_by_min::<32>,
+                merge_by_min::<LONG_PIECE>,
             ];
             for (limit, min) in [8, 16, 32, LONG_PIECE].into_iter().zip(mins) {
                 if piece.len() <= limit {
@@ -520,26 +429,18 @@ mod tests {
     /// `max_len` bytes each), as training would record them, so pieces of those letters
     /// merge in many steps and merges can create lower-ranked pairs.
     pub(super) fn random_vocab(seed: u64, alphabet: &[u8], merges: usize, max_len: usize) -> Vocab {
-        random_vocab_after(seed, &[], alphabet, merges, max_len)
-    }
-
-    /// [`random_vocab`] whose first merges build each of `first` from its bytes, left to
-    /// right.
-    pub(super) fn random_vocab_after(
-        seed: u64,
-        first: &[&[u8]],
-        alphabet: &[u8],
-        merges: usize,
-        max_len: usize,
-    ) -> Vocab {
         let mut next = lcg(seed);
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        let mut usable: Vec<usize> = alphabet.iter().map(|&b| b as usize).collect();
+        let usable: Vec<usize> = alphabet.iter().map(|&b| b as usize).collect();
+        let mut usable = usable;
         let mut records = Vec::new();
-        let mut add = |l: usize, r: usize, tokens: &mut Vec<Vec<u8>>, usable: &mut Vec<usize>| {
+        let mut tries = 0;
+        while records.len() < merges && tries < 100 * merges {
+            tries += 1;
+            let (l, r) = (usable[next() % usable.len()], usable[next() % usable.len()]);
             let joined = [tokens[l].as_slice(), &tokens[r]].concat();
-            if let Some(known) = tokens.iter().position(|t| *t == joined) {
-                return (known, false);
+            if joined.len() > max_len || tokens.contains(&joined) {
+                continue;
             }
             let token = tokens.len() as Rank;
             records.push(crate::vocab::MergeRecord {
@@ -550,21 +451,6 @@ mod tests {
             });
             usable.push(tokens.len());
             tokens.push(joined);
-            (tokens.len() - 1, true)
-        };
-        for word in first {
-            let mut left = word[0] as usize;
-            for &b in &word[1..] {
-                left = add(left, b as usize, &mut tokens, &mut usable).0;
-            }
-        }
-        let (mut added, mut tries) = (0, 0);
-        while added < merges && tries < 100 * merges {
-            tries += 1;
-            let (l, r) = (usable[next() % usable.len()], usable[next() % usable.len()]);
-            if tokens[l].len() + tokens[r].len() <= max_len {
-                added += usize::from(add(l, r, &mut tokens, &mut usable).1);
-            }
         }
         Vocab::from_merges(records, &[]).unwrap()
     }
@@ -588,7 +474,7 @@ mod tests {
                     _ => (0..len).map(|_| alphabet[next() % alphabet.len()]).collect(),
                 };
                 let mut got = Vec::new();
-                merge_by_levels(&v, bytes(&v, &piece).collect(), &mut got);
+                merge_by_levels(&v, &piece, &mut got);
                 assert_eq!(
                     got,
                     by_bytes(&v, &piece),
@@ -597,7 +483,7 @@ mod tests {
                 );
                 if piece.len() < LONG_PIECE {
                     let mut scan = Vec::new();
-                    merge_by_scan::<LONG_PIECE>(&v, bytes(&v, &piece), &mut scan);
+                    merge_by_scan::<LONG_PIECE>(&v, &piece, &mut scan);
                     assert_eq!(got, scan);
                 }
             }
@@ -613,7 +499,7 @@ mod tests {
             let long: Vec<u8> = piece.iter().copied().cycle().take(300).collect();
             for p in [piece, &long[..]] {
                 let mut got = Vec::new();
-                merge_by_levels(&v, bytes(&v, p).collect(), &mut got);
+                merge_by_levels(&v, p, &mut got);
                 assert_eq!(got, by_bytes(&v, p), "{:?}", String::from_utf8_lossy(p));
             }
         }
@@ -639,97 +525,5 @@ mod tests {
         let mut out = Vec::new();
         encode_piece(&v, b"abc", &mut out);
         assert_eq!(out, vec![256, 255 - b'c' as Rank]);
-    }
-}
-
-#[cfg(test)]
-mod char_start_tests {
-    use super::tests::{lcg, random_vocab, random_vocab_after};
-    use super::*;
-
-    /// Characters of 2, 3 and 4 bytes, and ASCII, that the random vocabularies mix.
-    const CHARS: [&str; 8] = ["é", "ж", "中", "文", "😀", "a", " ", "\u{80}"];
-
-    /// The piece's ids from whole-character starts and from bytes.
-    fn both(v: &Vocab, piece: &[u8]) -> (Vec<Rank>, Vec<Rank>) {
-        let (mut chars, mut bytes) = (Vec::new(), Vec::new());
-        encode_piece_parts(v, piece, &mut chars);
-        encode_piece_bytes(v, piece, &mut bytes);
-        (chars, bytes)
-    }
-
-    /// Random vocabularies whose merges join any of the characters' bytes (so tokens cross
-    /// character edges at every rank), and random pieces of those characters with stray
-    /// bytes, cut characters and overlong forms mixed in: both starts give the same ids.
-    #[test]
-    fn whole_characters_give_the_byte_start_ids() {
-        let alphabet: Vec<u8> = CHARS.concat().into_bytes();
-        let (mut tables, mut differing_starts) = (0, 0);
-        for seed in 0..60u64 {
-            // Odd seeds build some characters first (so they tend to start whole), even
-            // ones leave every token to chance.
-            let merges = 40 + (seed as usize % 5) * 60;
-            let mut pick = lcg(seed + 7);
-            let first: Vec<&[u8]> =
-                CHARS[..5].iter().map(|c| c.as_bytes()).filter(|_| pick() % 3 != 0).collect();
-            let v = if seed % 2 == 1 {
-                random_vocab_after(seed, &first, &alphabet, merges, 8)
-            } else {
-                random_vocab(seed, &alphabet, merges, 8)
-            };
-            tables += usize::from(!v.char_starts().is_empty());
-            let mut next = lcg(seed + 1000);
-            for _ in 0..150 {
-                let len = 1 + next() % if next() % 8 == 0 { 300 } else { 30 };
-                let mut piece = Vec::new();
-                while piece.len() < len {
-                    match next() % 12 {
-                        0 => piece.push(alphabet[next() % alphabet.len()]),
-                        1 => piece.extend([0xE0, 0x82, 0xAC]), // overlong
-                        2 => piece.extend(&CHARS[next() % 5].as_bytes()[..1]), // cut
-                        _ => piece.extend(CHARS[next() % CHARS.len()].as_bytes()),
-                    }
-                }
-                let (chars, bytes) = both(&v, &piece);
-                assert_eq!(chars, bytes, "seed {seed}: {piece:x?}");
-                let mut n = 0;
-                start_parts(&v, v.char_starts(), &piece, |_| n += 1);
-                differing_starts += usize::from(n < piece.len());
-            }
-        }
-        // The whole-character path is taken, not only the byte one.
-        assert!(tables > 20 && differing_starts > 1000, "{tables} tables, {differing_starts}");
-    }
-
-    /// A token made of part of a character and a byte beside it, ranked below the
-    /// character's own merge: starting from the character would give other ids, so it
-    /// starts as bytes.
-    #[test]
-    fn a_lower_token_across_the_edge_keeps_the_byte_start() {
-        let e = "é".as_bytes();
-        let with = |extra: Vec<Vec<u8>>| {
-            let mut ranks: Vec<(Vec<u8>, Rank)> =
-                (0..=255u8).map(|b| (vec![b], Rank::from(b))).collect();
-            ranks.extend(extra.into_iter().zip(256..));
-            Vocab::from_ranks(ranks, &[]).unwrap()
-        };
-        let cp = 'é' as u32;
-        // Condition 2: "\xa9a" (the character's tail and "a") ranks before "é".
-        let v = with(vec![vec![e[1], b'a'], e.to_vec()]);
-        assert_eq!(v.char_starts().get(cp), None);
-        assert_eq!(both(&v, "éa".as_bytes()), (vec![0xC3, 256], vec![0xC3, 256]));
-        // Condition 3: "xé" ranks before "é", and "yx" between them.
-        let v = with(vec![[&b"x"[..], e].concat(), b"yx".to_vec(), e.to_vec()]);
-        assert_eq!(v.char_starts().get(cp), None);
-        assert_eq!(both(&v, "yxé".as_bytes()).1, vec![257, 258]);
-        // Condition 1: "中" is a token, but no split of it is two tokens, so its bytes
-        // never merge into it: it starts as bytes.
-        let v = with(vec!["中".as_bytes().to_vec()]);
-        assert_eq!(v.char_starts().get('中' as u32), None);
-        assert_eq!(both(&v, "中中".as_bytes()).0, vec![0xE4, 0xB8, 0xAD, 0xE4, 0xB8, 0xAD]);
-        // Ranked after the character, the same tokens leave it starting whole.
-        let v = with(vec![e.to_vec(), vec![e[1], b'a'], [&b"x"[..], e].concat()]);
-        assert_eq!(v.char_starts().get(cp), Some(256));
-        assert_eq!(both(&v, "éa".as_bytes()), (vec![256, 97], vec![256, 97]));
     }
 }

@@ -1,19 +1,15 @@
 //! The mergeable vocabulary: token bytes by id, ids by bytes, and the merge log that
 //! made them ([`MergeRecord`]); [`Growth`] adds tokens to it.
 
-mod chars;
 mod growth;
 mod lookup;
 mod pairs;
 mod splits;
 
-pub use chars::CharStarts;
 pub use growth::{next_free, Growth, Joined, TokenBytes};
 pub use lookup::hash as hash_bytes;
 use lookup::TokenLookup;
 use pairs::PairTable;
-
-use std::sync::OnceLock;
 
 use ahash::AHashMap;
 
@@ -59,8 +55,6 @@ pub struct Vocab {
     bytes: [Rank; 256],
     /// How many ids are holes.
     holes: usize,
-    /// The characters a piece's merge may start from whole, found on first use.
-    chars: OnceLock<CharStarts>,
 }
 
 impl Vocab {
@@ -160,7 +154,7 @@ impl Vocab {
         let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
         let holes = tokens.iter().filter(|t| t.is_empty()).count();
         let lookup = TokenLookup::new(&tokens);
-        Ok(Self { tokens, ranks, merges, lookup, pairs, bytes, holes, chars: OnceLock::new() })
+        Ok(Self { tokens, ranks, merges, lookup, pairs, bytes, holes })
     }
 
     /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`. Ids
@@ -240,11 +234,6 @@ impl Vocab {
     #[inline]
     pub fn pair_rank(&self, left: Rank, right: Rank) -> Option<Rank> {
         self.pairs.get(left, right)
-    }
-
-    /// The characters a piece's merge may start from whole (built on the first call).
-    pub fn char_starts(&self) -> &CharStarts {
-        self.chars.get_or_init(|| CharStarts::new(self))
     }
 
     /// The id of a single byte.
