@@ -7,8 +7,8 @@
 //! small n) on arrays on the stack: the lowest packed `rank << log2(N) | position` key
 //! over 8, 16, 32, 64 or 128 slots, a minimum the compiler vectorizes; long ones merge rank
 //! by rank over a linked list (a bucket of candidates per rank, swept left to right), so a
-//! million repeated characters is about a tenth of a second. A document's pieces that are
-//! not whole tokens are merged once and then come from [`PieceCache`].
+//! million repeated characters is about a tenth of a second. Pieces that are not whole
+//! tokens are merged once per thread and then come from [`PieceCache`], kept between calls.
 
 use std::cmp::Reverse;
 
