@@ -110,7 +110,8 @@ impl PieceCache {
             store.bytes.clear();
             store.ids.clear();
         }
-        store.slots[at] = Slot {
+        // The slot is written last, so it never points past what is stored.
+        let slot = Slot {
             bytes_at: store.bytes.len() as u32,
             ids_at: store.ids.len() as u32,
             len: piece.len() as u8,
@@ -118,6 +119,7 @@ impl PieceCache {
         };
         store.bytes.extend_from_slice(piece);
         store.ids.extend_from_slice(new);
+        store.slots[at] = slot;
     }
 }
 
