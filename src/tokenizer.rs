@@ -135,7 +135,7 @@ impl Tokenizer {
     /// Encodes any bytes; bytes that are not valid UTF-8 become their byte tokens.
     pub fn encode_bytes(&self, data: &[u8]) -> Result<Vec<Rank>> {
         let mut out = Vec::with_capacity(data.len() / 3);
-        let (vocab, mut cache) = (&self.vocab, PieceCache::for_text(data.len()));
+        let (vocab, mut cache) = (&self.vocab, PieceCache::of_thread());
         self.pattern
             .split_bytes(data, |piece| encode_piece_cached(vocab, piece, &mut out, &mut cache))
             .map_err(match_error)?;
@@ -232,7 +232,7 @@ impl Tokenizer {
     }
 
     fn encode_text_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
-        let (vocab, mut cache) = (&self.vocab, PieceCache::for_text(text.len()));
+        let (vocab, mut cache) = (&self.vocab, PieceCache::of_thread());
         self.pattern
             .split_text(text, |piece| encode_piece_cached(vocab, piece, out, &mut cache))
             .map_err(match_error)

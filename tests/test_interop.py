@@ -192,6 +192,32 @@ def test_hf_merges_follow_rank_order_for_any_vocabulary(tokens, texts):
         assert hf.encode(text).ids == tok.encode(text), text
 
 
+_CHARS = ["\u00e9", "\u0436", "\u4e2d", "\u6587", "\U0001f600", "a", " "]
+_FRAGMENTS = sorted({c.encode()[i:j] for c in _CHARS for i in range(4) for j in range(i + 1, 5)}
+                    - {b""})
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(
+    tokens=st.lists(st.lists(st.sampled_from(_FRAGMENTS), min_size=1, max_size=4).map(b"".join),
+                    min_size=1, max_size=60, unique=True),
+    texts=st.lists(st.text(st.sampled_from(_CHARS), max_size=60), min_size=1, max_size=10),
+)
+def test_mixed_scripts_match_tiktoken_for_any_vocabulary(tokens, texts):
+    # Tokens of whole characters, parts of them and parts across them, in any rank order:
+    # the encoder may start a piece's merge from whole characters only where that gives
+    # the byte-start ids, which tiktoken computes.
+    tokens = [t for t in tokens if len(t) > 1]
+    ranks = [(bytes([b]), b) for b in range(256)]
+    ranks += [(t, 256 + i) for i, t in enumerate(tokens)]
+    pattern = r"\S+|\s+"
+    tok = Tokenizer(CoreTokenizer.from_ranks(pattern, ranks, []))
+    enc = tiktoken.Encoding("any", pat_str=pattern, mergeable_ranks=dict(ranks),
+                            special_tokens={})
+    for text in texts:
+        assert tok.encode_ordinary(text) == enc.encode_ordinary(text), text
+
+
 # ==================== Custom patterns, odd special tokens
 
 

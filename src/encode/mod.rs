@@ -5,10 +5,10 @@
 //! slicing or hashing of byte strings. Pieces of one or two bytes need no hashing of their
 //! bytes at all. Pieces under 128 bytes follow tiktoken's scan (O(n^2), fastest for
 //! small n) on arrays on the stack: the lowest packed `rank << log2(N) | position` key
-//! over 8, 16, 32 or 128 slots, a minimum the compiler vectorizes; long ones merge rank
+//! over 8, 16, 32, 64 or 128 slots, a minimum the compiler vectorizes; long ones merge rank
 //! by rank over a linked list (a bucket of candidates per rank, swept left to right), so a
-//! million repeated characters is about a tenth of a second. A document's pieces that are
-//! not whole tokens are merged once and then come from [`PieceCache`].
+//! million repeated characters is about a tenth of a second. Pieces that are not whole
+//! tokens are merged once per thread and then come from [`PieceCache`], kept between calls.
 
 use std::cmp::Reverse;
 
@@ -89,7 +89,8 @@ pub fn encode_piece_parts(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
         9..=16 if fits_keys::<16>(vocab) => merge_by_min::<16>(vocab, piece, out),
         9..=32 if fits_keys::<32>(vocab) => merge_by_min::<32>(vocab, piece, out),
         9..=32 => merge_by_scan::<32>(vocab, piece, out),
-        33..LONG_PIECE if fits_keys::<LONG_PIECE>(vocab) => {
+        33..=64 if fits_keys::<64>(vocab) => merge_by_min::<64>(vocab, piece, out),
+        65..LONG_PIECE if fits_keys::<LONG_PIECE>(vocab) => {
             merge_by_min::<LONG_PIECE>(vocab, piece, out)
         }
         33..LONG_PIECE => merge_by_scan::<LONG_PIECE>(vocab, piece, out),
@@ -397,13 +398,14 @@ mod tests {
             merge_by_scan::<LONG_PIECE>(&v, piece, &mut a);
             merge_by_levels(&v, piece, &mut b);
             merge_by_scan::<32>(&v, piece, &mut c);
-            let mins: [Merger; 4] = [
+            let mins: [Merger; 5] = [
                 merge_by_min::<8>,
                 merge_by_min::<16>,
                 merge_by_min::<32>,
+                merge_by_min::<64>,
                 merge_by_min::<LONG_PIECE>,
             ];
-            for (limit, min) in [8, 16, 32, LONG_PIECE].into_iter().zip(mins) {
+            for (limit, min) in [8, 16, 32, 64, LONG_PIECE].into_iter().zip(mins) {
                 if piece.len() <= limit {
                     let mut d = Vec::new();
                     min(&v, piece, &mut d);

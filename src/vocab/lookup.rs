@@ -2,9 +2,11 @@
 //! token?", usually yes for prose).
 //!
 //! The general map (`AHashMap<Vec<u8>, Rank>`) hashes the bytes a few at a time and keeps
-//! its keys behind pointers. Here the hash reads the first and last 8 bytes (pieces are
-//! short) and folds any middle in 16-byte steps; slots hold 32 bits of the hash beside
-//! the id, so the token's bytes are read only when those bits match. Open addressing with
+//! its keys behind pointers. Here a piece of at most 7 bytes is packed into one word (its
+//! bytes and length) that is both hashed and kept in the slot, so a short token is found
+//! without reading its bytes; a longer piece hashes its first and last 8 bytes and folds
+//! any middle in 16-byte steps, and its slot's 32 bits of the hash, beside the id, decide
+//! whether the token's bytes are compared. Open addressing with
 //! linear probing, at most half full, built once: no input can add to it, so a piece's
 //! probe length is bounded by the vocabulary's own layout.
 
@@ -13,11 +15,45 @@ const FREE: u32 = u32::MAX;
 const SEED: u64 = 0x243F_6A88_85A3_08D3;
 const MUL: u64 = 0x9E37_79B9_7F4A_7C15;
 
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// High 32 bits of the hash.
+    tag: u32,
+    /// The token's id; `FREE`: a free slot.
+    id: u32,
+    /// A token of at most [`INLINE`] bytes, packed by [`inline_key`]; 0 for longer ones.
+    inline: u64,
+}
+
+/// Tokens up to this long are compared through their packed key in the slot, without
+/// reading their bytes.
+const INLINE: usize = 7;
+
+/// The bytes of a piece of 1 to [`INLINE`] bytes, little-endian, with the length in the top
+/// byte (so no two pieces share a key, and no key is 0); 0 for any other length.
+#[inline]
+fn inline_key(b: &[u8]) -> u64 {
+    let n = b.len();
+    let packed = match n {
+        4..=INLINE => {
+            let w = |at: usize| u64::from(u32::from_le_bytes(b[at..at + 4].try_into().expect("4")));
+            // The two reads overlap on the same bytes, so or-ing them is exact.
+            w(0) | w(n - 4) << (8 * (n - 4))
+        }
+        1..=3 => {
+            u64::from(b[0])
+                | u64::from(b[n / 2]) << (8 * (n / 2))
+                | u64::from(b[n - 1]) << (8 * (n - 1))
+        }
+        _ => return 0,
+    };
+    packed | (n as u64) << 56
+}
+
 #[derive(Debug, Clone)]
 pub struct TokenLookup {
-    /// (high 32 bits of the hash, id); `FREE` ids are free slots. The length is a power of
-    /// two, at least twice the number of tokens.
-    slots: Vec<(u32, u32)>,
+    /// Open addressing; the length is a power of two, at least twice the number of tokens.
+    slots: Vec<Slot>,
     /// Slot index mask (length - 1).
     mask: usize,
 }
@@ -37,20 +73,20 @@ fn word(b: &[u8], at: usize) -> u64 {
 /// A 64-bit hash of a short byte string (also keys encoding's piece cache).
 #[inline]
 pub fn hash(b: &[u8]) -> u64 {
+    hash_with(b, inline_key(b))
+}
+
+/// [`hash`], given the piece's [`inline_key`]: a short piece hashes its key alone.
+#[inline]
+fn hash_with(b: &[u8], key: u64) -> u64 {
+    if key != 0 {
+        return fold(key ^ SEED, MUL);
+    }
+    // Empty, or at least 8 bytes: the first and last 8, then the bytes between them 16 at
+    // a time (the last step may overlap bytes already read: harmless for a hash).
     let n = b.len();
-    let (x, y) = if n >= 8 {
-        (word(b, 0), word(b, n - 8))
-    } else if n >= 4 {
-        let w = |at: usize| u64::from(u32::from_le_bytes(b[at..at + 4].try_into().expect("4")));
-        (w(0), w(n - 4))
-    } else if n > 0 {
-        (u64::from(b[0]) | u64::from(b[n / 2]) << 8 | u64::from(b[n - 1]) << 16, 0)
-    } else {
-        (0, 0)
-    };
+    let (x, y) = if n >= 8 { (word(b, 0), word(b, n - 8)) } else { (0, 0) };
     let mut h = fold(x ^ SEED, y ^ MUL ^ n as u64);
-    // The bytes between the first and last 8 of a longer piece, 16 at a time (the last
-    // step may overlap bytes already read: harmless for a hash).
     if n > 16 {
         let mut at = 8;
         while at < n - 8 {
@@ -66,15 +102,16 @@ impl TokenLookup {
     /// The lookup of `tokens` (id = index; empty entries are holes, left out).
     pub fn new(tokens: &[Vec<u8>]) -> Self {
         let size = (2 * tokens.len()).next_power_of_two().max(16);
-        let mut slots = vec![(0, FREE); size];
+        let mut slots = vec![Slot { tag: 0, id: FREE, inline: 0 }; size];
         let mask = size - 1;
         for (id, bytes) in tokens.iter().enumerate().filter(|(_, t)| !t.is_empty()) {
-            let h = hash(bytes);
+            let key = inline_key(bytes);
+            let h = hash_with(bytes, key);
             let mut i = h as usize & mask;
-            while slots[i].1 != FREE {
+            while slots[i].id != FREE {
                 i = (i + 1) & mask;
             }
-            slots[i] = ((h >> 32) as u32, id as u32);
+            slots[i] = Slot { tag: (h >> 32) as u32, id: id as u32, inline: key };
         }
         Self { slots, mask }
     }
@@ -82,16 +119,20 @@ impl TokenLookup {
     /// The id of `bytes` among `tokens` (the same list it was built from).
     #[inline]
     pub fn get(&self, tokens: &[Vec<u8>], bytes: &[u8]) -> Option<u32> {
-        let h = hash(bytes);
+        let key = inline_key(bytes);
+        let h = hash_with(bytes, key);
         let tag = (h >> 32) as u32;
         let mut i = h as usize & self.mask;
         loop {
-            let (t, id) = self.slots[i];
-            if id == FREE {
+            let slot = self.slots[i];
+            if slot.id == FREE {
                 return None;
             }
-            if t == tag && tokens[id as usize] == bytes {
-                return Some(id);
+            // A short piece matches on its packed key alone (a long token's key is 0).
+            if slot.tag == tag
+                && (if key != 0 { slot.inline == key } else { tokens[slot.id as usize] == bytes })
+            {
+                return Some(slot.id);
             }
             i = (i + 1) & self.mask;
         }
@@ -117,6 +158,16 @@ mod tests {
         }
         assert_eq!(lookup.get(&tokens, b""), None);
         assert_eq!(lookup.get(&tokens, &[7; 40]), None);
+        // Short pieces that differ from a token in one byte or in length only.
+        for t in tokens.iter().filter(|t| (1..=INLINE).contains(&t.len())) {
+            let mut other = t.clone();
+            other[t.len() - 1] ^= 0x80;
+            assert_ne!(lookup.get(&tokens, &other), lookup.get(&tokens, t), "{t:?}");
+        }
+        let short = |b: &[u8]| inline_key(b);
+        assert_ne!(short(b"aaaa"), short(b"aaaaa"));
+        assert_ne!(short(b"ab"), short(b"abb"));
+        assert_ne!(short(b"\0"), short(b"\0\0"));
         let mut longer = tokens[300].clone();
         longer.push(0);
         assert_eq!(lookup.get(&tokens, &longer), None);

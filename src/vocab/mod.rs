@@ -11,6 +11,8 @@ pub use lookup::hash as hash_bytes;
 use lookup::TokenLookup;
 use pairs::PairTable;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use ahash::AHashMap;
 
 use crate::error::{Error, Result};
@@ -55,6 +57,9 @@ pub struct Vocab {
     bytes: [Rank; 256],
     /// How many ids are holes.
     holes: usize,
+    /// Unique to this vocabulary (and its clones): what encoding's piece cache, kept
+    /// between calls, checks to hold one vocabulary's merges only.
+    identity: u64,
 }
 
 impl Vocab {
@@ -154,7 +159,10 @@ impl Vocab {
         let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
         let holes = tokens.iter().filter(|t| t.is_empty()).count();
         let lookup = TokenLookup::new(&tokens);
-        Ok(Self { tokens, ranks, merges, lookup, pairs, bytes, holes })
+        // Ids from 1, so 0 never names a vocabulary.
+        static NEXT_IDENTITY: AtomicU64 = AtomicU64::new(1);
+        let identity = NEXT_IDENTITY.fetch_add(1, Ordering::Relaxed);
+        Ok(Self { tokens, ranks, merges, lookup, pairs, bytes, holes, identity })
     }
 
     /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`. Ids
@@ -234,6 +242,12 @@ impl Vocab {
     #[inline]
     pub fn pair_rank(&self, left: Rank, right: Rank) -> Option<Rank> {
         self.pairs.get(left, right)
+    }
+
+    /// A number no other vocabulary of this process has (clones share it: they have the
+    /// same tokens), so a cache can tell whose merges it holds.
+    pub fn identity(&self) -> u64 {
+        self.identity
     }
 
     /// The id of a single byte.
