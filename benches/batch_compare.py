@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -131,8 +130,8 @@ def main() -> None:
     def med(rows: list[dict], f) -> float:
         return statistics.median(f(r) for r in rows)
 
-    print(f"| build | API | MB/s (wall) | CPU ms/MB | calling thread CPU s | its waits "
-          f"| scaling | others_cores |")
+    print("| build | API | MB/s (wall) | CPU ms/MB | calling thread CPU s | its waits "
+          "| scaling | others_cores |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for name in ("old", "new"):
         single = results.get((name, "single"))

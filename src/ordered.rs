@@ -231,7 +231,8 @@ mod tests {
     #[test]
     fn ranges_cover_every_element_once_in_order() {
         assert!(ranges([], 2).is_empty());
-        assert_eq!(ranges([0, 0, 0], 2), [0..3]);
+        // Weightless elements pile into one range (they cost next to nothing).
+        assert_eq!(ranges([0, 0, 0], 2), vec![Range { start: 0, end: 3 }]);
         let sizes = [5, 0, 200_000, 7, 7, 7, 0, 70_000, 1];
         for threads in [1, 2, 8] {
             let got = ranges(sizes, threads);

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -64,6 +65,24 @@ def test_more_threads_than_texts(tok):
     for n in range(5):
         docs = DOCS[:n]
         assert tok.encode_ordinary_batch(docs, num_threads=16) == [tok.encode_ordinary(d) for d in docs]
+
+
+def test_batches_from_several_python_threads_at_once(tok):
+    # They share the pool; each gets its own results, in its own order.
+    batches = [DOCS[i::4] for i in range(4)]
+    expected = [[tok.encode_ordinary(d) for d in b] for b in batches]
+    got: dict[int, list[list[int]]] = {}
+
+    def encode(i: int) -> None:
+        for _ in range(3):
+            got[i] = tok.encode_ordinary_batch(batches[i], num_threads=2)
+
+    threads = [threading.Thread(target=encode, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert [got.get(i) for i in range(4)] == expected
 
 
 def test_batch_lists_are_independent_objects(tok):
