@@ -1,14 +1,15 @@
 //! Work shared by a pool and the calling thread, its results taken in order.
 //!
-//! [`run`] hands out items `0..n` in order, from one counter, to `threads - 1` jobs on a
-//! Rayon pool and to the calling thread. Only the calling thread takes the results, in
-//! item order, as soon as they are ready (the binding builds Python lists there, which
-//! only the thread holding the GIL can do); when the next result is not ready it works on
-//! the next item itself instead of waiting, and waits only once every item is handed
-//! out. So `threads` threads are busy, never more (a third thread that only takes results
-//! would share two cores with the two that encode), the caller's share of the work
-//! shrinks as taking grows, and a result is held only until the caller reaches it (after
-//! at most [`TAKE_AT_ONCE`] have piled up: taking runs of them is cheaper).
+//! [`run`] hands out items `0..n` in order, from one counter, to the calling thread and
+//! to `threads - 1` jobs on a Rayon pool of `threads` threads. Only the calling thread
+//! takes the results, in item order, as they are ready (the binding builds Python lists
+//! there, which only the thread holding the GIL can do); when the next result is not
+//! ready it works on the next item itself instead of waiting, and waits only once every
+//! item is handed out. So `threads` threads are busy, never more (a third thread that
+//! only takes results would share two cores with the two that encode), the caller's
+//! share of the work shrinks as taking grows, and a result is held only until the caller
+//! reaches it (after at most [`TAKE_AT_ONCE`] have piled up: taking runs of them is
+//! cheaper).
 //!
 //! Stopping: an error from `take` (the binding's: the first failing item, in order) or
 //! from the interrupt check while waiting (Ctrl-C, see `interrupt`) makes the jobs take no
@@ -135,9 +136,9 @@ impl Drop for StopOnLeave<'_> {
 
 /// Runs `work(i)` for every item `i` in `0..n` on up to the pool's thread count of
 /// threads, the calling thread included, and hands the results to `take` on the calling
-/// thread, in item order, in runs of ready results (see the module doc). `take` is called with results in order and never with an empty batch;
-/// its error stops the work and is returned, as is an interrupt while waiting. Results
-/// after a stop are dropped untaken.
+/// thread, in item order, in runs of ready results (never an empty run; see the module
+/// doc). An error from `take` stops the work and is returned, as is an interrupt while
+/// waiting; results after a stop are dropped untaken.
 pub fn run<T, W, K>(pool: &ThreadPool, n: usize, work: W, mut take: K) -> Result<()>
 where
     T: Send,
