@@ -15,6 +15,7 @@ pub mod utf8;
 pub mod fingerprint;
 pub mod interrupt;
 pub mod ledger;
+pub mod ordered;
 pub mod pretokenize;
 pub mod special;
 pub mod vocab;

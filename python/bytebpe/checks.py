@@ -54,10 +54,18 @@ def check_str(name: str, value: object) -> str:
     return value
 
 
-def check_text(text: object, name: str = "text") -> str:
-    """A `str` that is valid text (no lone surrogate), for encoding."""
+def check_text_type(text: object, name: str = "text") -> str:
+    """A `str`, for encoding (whether it is valid text is check_text's question)."""
     if not isinstance(text, str):
         raise TypeError(f"{name} must be str, not {type(text).__name__} (use encode_bytes for bytes)")
+    return text
+
+
+def check_text(text: object, name: str = "text") -> str:
+    """A `str` that is valid text (no lone surrogate), for encoding."""
+    text = check_text_type(text, name)
+    if text.isascii():
+        return text  # CPython knows without a scan: no surrogate, and nothing to copy
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as e:

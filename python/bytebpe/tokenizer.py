@@ -10,7 +10,7 @@ tokenizer encodes.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from bytebpe import (
@@ -30,6 +30,7 @@ from bytebpe.checks import (
     check_optional_int,
     check_str,
     check_text,
+    check_text_type,
     check_threads,
     check_token_id,
     token_list,
@@ -204,10 +205,9 @@ class Tokenizer(Training, FamiliarNames):
     ) -> list[list[int]]:
         """Encodes many texts in parallel (GIL released), special-token text as ordinary
         text."""
-        return self._core.encode_ordinary_batch(
-            self._texts("encode_ordinary_batch", texts),
-            check_threads(num_threads),
-        )
+        texts = self._texts("encode_ordinary_batch", texts)
+        threads = check_threads(num_threads)
+        return self._checked(texts, lambda: self._core.encode_ordinary_batch(texts, threads))
 
     def encode_batch(
         self,
@@ -226,9 +226,9 @@ class Tokenizer(Training, FamiliarNames):
             for i, text in enumerate(texts):
                 special_policy.check(text, rules.disallowed, where=f"texts[{i}]")
         if not rules.allowed:
-            return self._core.encode_ordinary_batch(texts, threads)
+            return self._checked(texts, lambda: self._core.encode_ordinary_batch(texts, threads))
         allowed = set(rules.allowed)
-        return [self._core.encode(text, allowed) for text in texts]
+        return self._checked(texts, lambda: [self._core.encode(text, allowed) for text in texts])
 
     @staticmethod
     def _texts(method: str, texts: Sequence[str]) -> list[str]:
@@ -236,8 +236,21 @@ class Tokenizer(Training, FamiliarNames):
             raise TypeError(f"{method} takes a list of str; for one text use encode()")
         texts = list(texts)
         for i, text in enumerate(texts):
-            check_text(text, f"texts[{i}]")
+            check_text_type(text, f"texts[{i}]")
         return texts
+
+    @staticmethod
+    def _checked(texts: list[str], encode: Callable[[], list[list[int]]]) -> list[list[int]]:
+        """`encode()`, with check_text's message for a text that is not valid text. The
+        core reads every text as UTF-8 (CPython keeps that copy) and refuses a lone
+        surrogate, so the texts are scanned in Python only after one was refused, not
+        copied to UTF-8 twice on every call."""
+        try:
+            return encode()
+        except UnicodeEncodeError:
+            for i, text in enumerate(texts):
+                check_text(text, f"texts[{i}]")
+            raise
 
     def encode_batch_numpy(
         self,

@@ -9,11 +9,12 @@ use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList};
 
 use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, MergeTuple};
-use super::enter::detached_quiet;
+use super::enter::{detached, detached_quiet};
 use super::errors::to_py;
 use crate::document::Document;
-use crate::train;
+use crate::error::Error;
 use crate::vocab::Vocab;
+use crate::{ordered, train};
 use crate::{Rank, Tokenizer};
 
 /// Immutable, so one instance is shared by many threads without locks.
@@ -44,6 +45,16 @@ impl CoreTokenizer {
             None => id.into_pyobject(py).expect("ints convert"),
         };
         PyList::new(py, ids.iter().map(|&id| int(id)))
+    }
+}
+
+/// `error` from encoding document `index` of a batch, saying which document it was.
+fn in_document(error: Error, index: usize) -> Error {
+    match error {
+        Error::PatternMatch { message, .. } => {
+            Error::PatternMatch { document: index as u64, message }
+        }
+        other => other,
     }
 }
 
@@ -210,9 +221,11 @@ impl CoreTokenizer {
         self.list(py, &ids)
     }
 
-    /// The pool encodes while this thread, holding the GIL only between waits, turns the
-    /// documents already encoded into lists: building Python lists cannot run in
-    /// parallel, so it overlaps the encoding instead of following it.
+    /// The pool's threads and this one encode chunks of documents (`ordered::run`);
+    /// this thread also turns the encoded ones into lists, in order, as they are ready,
+    /// re-taking the GIL only for that: building Python lists cannot run in parallel, so
+    /// it overlaps the encoding instead of following it, and this thread encodes whenever
+    /// nothing is ready to build, so no core idles and none is shared by three threads.
     #[pyo3(signature = (texts, num_threads=None))]
     fn encode_ordinary_batch<'py>(
         &self,
@@ -220,12 +233,9 @@ impl CoreTokenizer {
         texts: Vec<PyBackedStr>,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        use rayon::prelude::*;
-        use std::sync::mpsc;
-
         let pool = crate::parallel::checked(num_threads).map_err(to_py)?;
         if texts.len() < 2 {
-            // Nothing to overlap: no helper thread for a one-document batch.
+            // Nothing to share: no helper thread for a one-document batch.
             let lists = texts
                 .iter()
                 .map(|t| self.list(py, &detached_quiet(py, || self.inner.encode_ordinary(t))?))
@@ -233,43 +243,41 @@ impl CoreTokenizer {
             return PyList::new(py, lists);
         }
         let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
-        let mut lists: Vec<Option<Bound<'py, PyList>>> = vec![None; texts.len()];
-        let mut failed: Option<(usize, crate::Error)> = None;
-        let (tx, rx) = mpsc::channel::<(usize, crate::Result<Vec<Rank>>)>();
+        let chunks = ordered::ranges(texts.iter().map(|t| t.len()), pool.current_num_threads());
         let inner = &self.inner;
-        std::thread::scope(|scope| -> PyResult<()> {
-            let texts = &texts;
-            scope.spawn(move || {
-                pool.install(|| {
-                    texts.par_iter().enumerate().for_each_with(tx, |tx, (i, text)| {
-                        // The receiver outlives the work, so a send cannot fail.
-                        let _ = tx.send((i, inner.encode_ordinary(text)));
-                    })
-                })
-            });
-            let mut rx = rx;
-            loop {
-                // Wait for the next document without the GIL, then take all that are done.
-                let (first, back) = py.detach(move || (rx.recv(), rx));
-                rx = back;
-                let Ok(first) = first else { break }; // every document is done
-                for (i, ids) in std::iter::once(first).chain(rx.try_iter()) {
-                    match ids {
-                        Ok(ids) => lists[i] = Some(self.list(py, &ids)?),
-                        // Report the first document that failed, whatever the order.
-                        Err(e) if !failed.as_ref().is_some_and(|(at, _)| *at < i) => {
-                            failed = Some((i, e))
-                        }
-                        Err(_) => {}
-                    }
+        let encode_chunk = |c: usize| -> Vec<crate::Result<Vec<Rank>>> {
+            let mut out = Vec::with_capacity(chunks[c].len());
+            for text in &texts[chunks[c].clone()] {
+                let ids = inner.encode_ordinary(text);
+                let failed = ids.is_err();
+                out.push(ids);
+                if failed {
+                    break; // the batch stops at its first failing document
                 }
             }
-            Ok(())
+            out
+        };
+        let mut lists: Vec<Py<PyList>> = Vec::with_capacity(texts.len());
+        detached(py, |reattach| {
+            ordered::run(&pool, chunks.len(), encode_chunk, |mut ready| {
+                let mut failed = None;
+                reattach(&mut |py| {
+                    // Drained, so each document's ids are freed once its list is built.
+                    for ids in ready.drain(..).flatten() {
+                        match ids {
+                            Ok(ids) => lists.push(self.list(py, &ids)?.unbind()),
+                            Err(e) => {
+                                failed = Some(in_document(e, lists.len()));
+                                break;
+                            }
+                        }
+                    }
+                    Ok(())
+                })?;
+                failed.map_or(Ok(()), Err)
+            })
         })?;
-        if let Some((_, e)) = failed {
-            return Err(to_py(e));
-        }
-        PyList::new(py, lists.into_iter().map(|l| l.expect("every document was encoded")))
+        PyList::new(py, lists)
     }
 
     /// Encodes `str`/`bytes` documents into one flat array of `itemsize`-byte tokens and
