@@ -47,6 +47,16 @@ impl Error {
         };
         Error::Io { path: path.to_owned(), kind, message: err.to_string() }
     }
+
+    /// This error from encoding document `index` of a batch, saying which document it was.
+    pub fn in_document(self, index: usize) -> Self {
+        match self {
+            Error::PatternMatch { message, .. } => {
+                Error::PatternMatch { document: index as u64, message }
+            }
+            other => other,
+        }
+    }
 }
 
 impl fmt::Display for Error {

@@ -182,19 +182,22 @@ impl Tokenizer {
     ) -> Result<FlatBatch> {
         let parts = parallel::pool(threads).install(|| {
             docs.par_iter()
-                .map(|doc| {
-                    let mut ids = if doc.is_text {
+                .enumerate()
+                .map(|(i, doc)| {
+                    let ids = if doc.is_text {
                         // SAFETY: `is_text` promises valid UTF-8.
-                        self.encode_ordinary(unsafe { std::str::from_utf8_unchecked(doc.data) })?
+                        self.encode_ordinary(unsafe { std::str::from_utf8_unchecked(doc.data) })
                     } else {
-                        self.encode_bytes(doc.data)?
+                        self.encode_bytes(doc.data)
                     };
+                    let mut ids = ids.map_err(|e| e.in_document(i))?;
                     ids.extend(eot);
                     Ok(ids)
                 })
-                .collect::<Result<Vec<_>>>()
-        })?;
-        Ok(FlatBatch::new(parts))
+                .collect::<Vec<Result<_>>>()
+        });
+        // The first failing document in order, whichever thread met which first.
+        Ok(FlatBatch::new(parts.into_iter().collect::<Result<_>>()?))
     }
 
     /// Problems with the vocabulary, empty when it is sound. Construction already

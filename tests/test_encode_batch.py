@@ -115,6 +115,20 @@ def test_a_failing_text_is_reported_by_its_index(picky):
         ]
 
 
+def test_a_failing_text_is_reported_by_its_index_in_numpy_batches(picky):
+    fine = ["hello", "world " * 50, "", "abc"] * 10
+    docs = list(fine)
+    for k in (30, 5, 10):
+        docs[k] = BAD
+    for threads in (1, 2, 4):
+        with pytest.raises(PatternError, match="failed on document 5:"):
+            picky.encode_batch_numpy(docs, num_threads=threads)
+    ids, offsets = picky.encode_batch_numpy(fine, num_threads=2)
+    assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(fine))] == [
+        picky.encode_ordinary(d) for d in fine
+    ]
+
+
 @pytest.mark.parametrize("k", [0, 2, 39])
 def test_a_lone_surrogate_is_reported_by_its_index(tok, k):
     # The core refuses it while reading the texts; the message is check_text's.

@@ -12,7 +12,6 @@ use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, Mer
 use super::enter::{detached, detached_quiet};
 use super::errors::to_py;
 use crate::document::Document;
-use crate::error::Error;
 use crate::vocab::Vocab;
 use crate::{ordered, train};
 use crate::{Rank, Tokenizer};
@@ -45,16 +44,6 @@ impl CoreTokenizer {
             None => id.into_pyobject(py).expect("ints convert"),
         };
         PyList::new(py, ids.iter().map(|&id| int(id)))
-    }
-}
-
-/// `error` from encoding document `index` of a batch, saying which document it was.
-fn in_document(error: Error, index: usize) -> Error {
-    match error {
-        Error::PatternMatch { message, .. } => {
-            Error::PatternMatch { document: index as u64, message }
-        }
-        other => other,
     }
 }
 
@@ -267,7 +256,7 @@ impl CoreTokenizer {
                         match ids {
                             Ok(ids) => lists.push(self.list(py, &ids)?.unbind()),
                             Err(e) => {
-                                failed = Some(in_document(e, lists.len()));
+                                failed = Some(e.in_document(lists.len()));
                                 break;
                             }
                         }
