@@ -2,21 +2,22 @@
 //!
 //! Words live in one flat arena ([`WordArena`]); pair counts and the words each pair
 //! occurs in live in flat arrays keyed by dense pair ids ([`PairIndex`]), so a merge
-//! touches only the words that have the pair. A d-ary max-heap holds candidates keyed by
-//! (count, reversed pair bytes) so the pop order is exactly the contract's (highest count,
-//! then the lexicographically smallest (left bytes, right bytes)). Heap entries are lazy:
-//! a popped entry whose count is stale is re-queued with the current count.
+//! touches only the words that have the pair. A d-ary max-heap holds (count, pair)
+//! candidates in exactly the contract's order (highest count, then the lexicographically
+//! smallest (left bytes, right bytes), compared through byte-order labels of the tokens).
+//! Heap entries are lazy: a popped entry whose count is stale is re-queued with the
+//! current count.
 
 use std::cmp::Ordering;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use dary_heap::OctonaryHeap;
 use rayon::prelude::*;
 
 use super::arena::WordArena;
-use super::candidate::Candidate;
+use super::candidate::{Candidate, Candidates, Order};
 use super::long::LongWords;
+use super::order::ByteOrder;
 use super::pairs::PairIndex;
 use super::rewrite::{rewrite, Pair, Rewritten};
 use crate::error::{Error, Result};
@@ -24,7 +25,7 @@ use crate::parallel;
 use crate::vocab::{Growth, MergeRecord};
 use crate::Rank;
 
-/// The merge loop's growing vocabulary: token bytes shared with the heap entries.
+/// The merge loop's growing vocabulary: token bytes shared with the byte order.
 pub type Tokens = Growth<Rc<[u8]>>;
 
 /// When training stops.
@@ -60,12 +61,18 @@ struct Merger {
     long: LongWords,
     /// How often each word occurs.
     word_counts: Vec<u64>,
-    /// The tokens so far. Their bytes are shared with heap entries, which compare by bytes.
+    /// The tokens so far.
     growth: Tokens,
+    /// The tokens' byte-order keys, which the heap compares ties by.
+    order: ByteOrder,
     /// Every present pair's count and the words it occurs in.
     pairs: PairIndex,
     /// Candidates to merge (lazy: an entry's count may be stale, see `pop_best`).
-    heap: OctonaryHeap<Candidate>,
+    heap: Candidates,
+    /// The least count worth queueing: `min_frequency` (at least 1). A pair below it is
+    /// never merged, and most pairs are (about half of all pairs occur once), so they are
+    /// left out of the heap until a rise lifts them to it.
+    floor: u64,
     /// Threads for rewriting words in large merges.
     threads: usize,
     /// The rewrite of the current merge (buffers kept from merge to merge).
@@ -88,7 +95,7 @@ pub fn train(
     observe: &mut Observer<'_>,
 ) -> Result<(Tokens, Vec<MergeRecord>)> {
     let threads = stop.threads.unwrap_or_else(parallel::default_threads);
-    let mut merger = Merger::new(words, growth, threads)?;
+    let mut merger = Merger::new(words, growth, threads, stop.min_frequency)?;
     merger.count_pairs(&mut |created| observe(Progress { created, new_merges: &[] }))?;
     merger.long = LongWords::of(&merger.words);
     let mut merges = Vec::new();
@@ -106,6 +113,9 @@ pub fn train(
             Error::Corrupt(format!("the words hold ids {pair:?}, which are not both tokens"))
         })?;
         let token = joined.token;
+        if joined.is_new {
+            merger.order.add(token, &merger.growth);
+        }
         merger.merge(pair, token)?;
         created += usize::from(joined.is_new);
         let record = MergeRecord { left: pair.0, right: pair.1, token, count };
@@ -138,15 +148,23 @@ pub fn train(
 }
 
 impl Merger {
-    fn new(words: Vec<(Vec<Rank>, u64)>, growth: Tokens, threads: usize) -> Result<Self> {
+    fn new(
+        words: Vec<(Vec<Rank>, u64)>,
+        growth: Tokens,
+        threads: usize,
+        min_frequency: u64,
+    ) -> Result<Self> {
         let (words, word_counts) = WordArena::new(words)?;
+        let order = ByteOrder::of(&growth);
         Ok(Self {
             words,
             long: LongWords::default(),
             word_counts,
             growth,
+            order,
             pairs: PairIndex::default(),
-            heap: OctonaryHeap::new(),
+            heap: Candidates::default(),
+            floor: min_frequency.max(1),
             threads: threads.max(1),
             rewritten: Rewritten::default(),
             scratch: Default::default(),
@@ -169,10 +187,12 @@ impl Merger {
                 last_report = Instant::now();
             }
         }
-        let pairs: Vec<(Pair, u64)> = self.pairs.counts().collect();
-        for (pair, count) in pairs {
-            self.push(pair, count);
-        }
+        let floor = self.floor;
+        let entries = (self.pairs.counts())
+            .filter(|&(_, count)| count >= floor)
+            .map(|(pair, count)| Candidate { count, pair })
+            .collect();
+        self.heap = Candidates::of(entries, self.tie_order());
         Ok(())
     }
 
@@ -183,24 +203,33 @@ impl Merger {
         }
     }
 
+    /// Queues `pair` with its current `count`, if that is at least the floor.
     fn push(&mut self, pair: Pair, count: u64) {
-        let left = self.growth.bytes(pair.0).clone();
-        let right = self.growth.bytes(pair.1).clone();
-        self.heap.push(Candidate { count, pair, left, right });
+        if count < self.floor {
+            return;
+        }
+        let order = Order { keys: &self.order, tokens: &self.growth };
+        self.heap.push(Candidate { count, pair }, order);
+    }
+
+    fn tie_order(&self) -> Order<'_> {
+        Order { keys: &self.order, tokens: &self.growth }
     }
 
     /// The pair to merge next and its count.
     ///
-    /// Invariant: every pair with a positive count has a heap entry whose count is at
-    /// least the current one (entries are pushed whenever a count rises, and counts only
-    /// fall otherwise). So an entry whose count is current is the true maximum.
+    /// Invariant: every pair with a count at or above the floor has a heap entry whose
+    /// count is at least the current one (entries are pushed whenever a count rises to or
+    /// above the floor, and counts only fall otherwise). So an entry whose count is
+    /// current is the true maximum; when none is left, every count is below the floor
+    /// and training stops, as it would on popping a count below `min_frequency`.
     fn pop_best(&mut self) -> Option<(Pair, u64)> {
-        while let Some(top) = self.heap.pop() {
+        while let Some(top) = self.heap.pop(Order { keys: &self.order, tokens: &self.growth }) {
             let current = self.pairs.count_of(top.pair);
             match current.cmp(&top.count) {
                 Ordering::Equal => return Some((top.pair, current)),
-                Ordering::Less if current > 0 => self.push(top.pair, current),
-                // Zero, or risen: a fresher entry for this pair is already queued.
+                Ordering::Less => self.push(top.pair, current),
+                // Risen: a fresher entry for this pair is already queued.
                 _ => {}
             }
         }

@@ -133,6 +133,65 @@ impl PairIndex {
     }
 }
 
+/// Which side of a merge a changed pair is on. Every pair a merge of (a, b) into t
+/// changes is (x, a) or (b, y) (lost; besides (a, b) itself) or (x, t) or (t, y)
+/// (gained), so within one merge the other token alone names it.
+#[derive(Clone, Copy)]
+pub enum Side {
+    /// (x, a), lost.
+    LostLeft = 0,
+    /// (b, y), lost.
+    LostRight = 1,
+    /// (x, t), gained.
+    GainedLeft = 2,
+    /// (t, y), gained.
+    GainedRight = 3,
+}
+
+/// The ids of the pairs one merge changes, by side and other token: the same neighbour
+/// recurs at many occurrences (a space before a word, `e` after `th`), and an array
+/// read costs less than a hash lookup. Valid for one merge (ids are freed after it).
+#[derive(Default)]
+pub struct NearIds {
+    /// (stamp, id) by other token, for each side; current when the stamp is `stamp`.
+    slots: Vec<[(u32, u32); 4]>,
+    /// The current merge's stamp (bumped to forget every slot at once).
+    stamp: u32,
+}
+
+impl NearIds {
+    /// Forgets every id (call at the start of each merge).
+    pub fn forget(&mut self) {
+        self.stamp += 1;
+        if self.stamp == u32::MAX {
+            self.slots.fill([(0, 0); 4]);
+            self.stamp = 1;
+        }
+    }
+
+    /// The id of the pair on `side` with `other` as its other token, from `lookup` the
+    /// first time in a merge.
+    #[inline]
+    pub fn get(
+        &mut self,
+        side: Side,
+        other: u32,
+        lookup: impl FnOnce() -> Option<u32>,
+    ) -> Option<u32> {
+        let i = other as usize;
+        if i >= self.slots.len() {
+            self.slots.resize(i + 1, [(0, 0); 4]);
+        }
+        let slot = &mut self.slots[i][side as usize];
+        if slot.0 == self.stamp {
+            return Some(slot.1);
+        }
+        let id = lookup()?;
+        *slot = (self.stamp, id);
+        Some(id)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +226,21 @@ mod tests {
         index.unmark_all();
         assert_eq!(index.mark, 0);
         assert!(index.mark(a) && index.mark(b));
+    }
+
+    #[test]
+    fn near_ids_last_one_merge() {
+        let mut near = NearIds::default();
+        near.forget();
+        assert_eq!(near.get(Side::LostLeft, 5, || Some(9)), Some(9));
+        assert_eq!(near.get(Side::LostLeft, 5, || Some(1)), Some(9));
+        assert_eq!(near.get(Side::LostRight, 5, || None), None);
+        assert_eq!(near.get(Side::LostRight, 5, || Some(2)), Some(2));
+        near.forget();
+        assert_eq!(near.get(Side::LostLeft, 5, || Some(3)), Some(3));
+        near.stamp = u32::MAX - 1;
+        near.forget();
+        assert_eq!(near.get(Side::LostRight, 5, || Some(4)), Some(4));
     }
 
     #[test]
