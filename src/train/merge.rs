@@ -18,7 +18,7 @@ use super::arena::WordArena;
 use super::candidate::{Candidate, Candidates, Order};
 use super::long::LongWords;
 use super::order::ByteOrder;
-use super::pairs::PairIndex;
+use super::pairs::{NearIds, PairIndex, Side};
 use super::rewrite::{rewrite, Pair, Rewritten};
 use crate::error::{Error, Result};
 use crate::parallel;
@@ -75,6 +75,8 @@ struct Merger {
     floor: u64,
     /// Threads for rewriting words in large merges.
     threads: usize,
+    /// The ids of the pairs the current merge changes, by neighbour token.
+    near: NearIds,
     /// The rewrite of the current merge (buffers kept from merge to merge).
     rewritten: Rewritten,
     /// The pairs a merge took to zero and the pairs it raised (kept from merge to merge).
@@ -166,6 +168,7 @@ impl Merger {
             heap: Candidates::default(),
             floor: min_frequency.max(1),
             threads: threads.max(1),
+            near: NearIds::default(),
             rewritten: Rewritten::default(),
             scratch: Default::default(),
         })
@@ -247,6 +250,7 @@ impl Merger {
         let Some(merged_id) = self.pairs.id(pair) else {
             return Err(Error::Corrupt(format!("the pair {pair:?} to merge is not counted")));
         };
+        self.near.forget();
         let mut word_ids = self.pairs.take_words(merged_id);
         // A list is appended in word order by each merge that adds to it, so many lists
         // (all those one merge made) are sorted already.
@@ -285,13 +289,20 @@ impl Merger {
                 start = end;
             }
             for &(p, w) in &out.lost {
-                // The merged pair (about a third of the losses) needs no lookup.
-                let id = match p == pair {
-                    true => merged_id,
-                    false => self.pairs.id(p).ok_or_else(|| {
-                        Error::Corrupt(format!("a word loses the pair {p:?}, which is not counted"))
-                    })?,
+                // The merged pair (about a third of the losses) needs no lookup; the
+                // others are (x, a) or (b, y) for the merge of (a, b).
+                let pairs = &self.pairs;
+                let id = match p {
+                    _ if p == pair => Some(merged_id),
+                    (x, a) if a == pair.0 => self.near.get(Side::LostLeft, x, || pairs.id(p)),
+                    (b, y) => {
+                        debug_assert_eq!(b, pair.1, "a lost pair not next to the merged one");
+                        self.near.get(Side::LostRight, y, || pairs.id(p))
+                    }
                 };
+                let id = id.ok_or_else(|| {
+                    Error::Corrupt(format!("a word loses the pair {p:?}, which is not counted"))
+                })?;
                 if self.pairs.lose(id, self.word_counts[w as usize]) == 0 {
                     gone.push((p, id));
                 }
@@ -308,7 +319,13 @@ impl Merger {
         }
         for out in &chunks {
             for &(p, w) in &out.gained {
-                let id = self.pairs.id_or_insert(p);
+                // (x, token) or (token, y).
+                let (side, other) = match p {
+                    (x, t) if t == token => (Side::GainedLeft, x),
+                    (_, y) => (Side::GainedRight, y),
+                };
+                let pairs = &mut self.pairs;
+                let id = self.near.id(side, other, || pairs.id_or_insert(p));
                 if !self.pairs.gain(id, self.word_counts[w as usize], w) {
                     return Err(self.overflow(p));
                 }

@@ -170,7 +170,7 @@ impl NearIds {
     }
 
     /// The id of the pair on `side` with `other` as its other token, from `lookup` the
-    /// first time in a merge.
+    /// first time in a merge (None, and nothing kept, if `lookup` gives none).
     #[inline]
     pub fn get(
         &mut self,
@@ -178,17 +178,34 @@ impl NearIds {
         other: u32,
         lookup: impl FnOnce() -> Option<u32>,
     ) -> Option<u32> {
+        let stamp = self.stamp;
+        let slot = self.slot(side, other);
+        if slot.0 == stamp {
+            return Some(slot.1);
+        }
+        let id = lookup()?;
+        *slot = (stamp, id);
+        Some(id)
+    }
+
+    /// As [`NearIds::get`], for a lookup that always gives an id.
+    #[inline]
+    pub fn id(&mut self, side: Side, other: u32, lookup: impl FnOnce() -> u32) -> u32 {
+        let stamp = self.stamp;
+        let slot = self.slot(side, other);
+        if slot.0 != stamp {
+            *slot = (stamp, lookup());
+        }
+        slot.1
+    }
+
+    #[inline]
+    fn slot(&mut self, side: Side, other: u32) -> &mut (u32, u32) {
         let i = other as usize;
         if i >= self.slots.len() {
             self.slots.resize(i + 1, [(0, 0); 4]);
         }
-        let slot = &mut self.slots[i][side as usize];
-        if slot.0 == self.stamp {
-            return Some(slot.1);
-        }
-        let id = lookup()?;
-        *slot = (self.stamp, id);
-        Some(id)
+        &mut self.slots[i][side as usize]
     }
 }
 
@@ -241,6 +258,9 @@ mod tests {
         near.stamp = u32::MAX - 1;
         near.forget();
         assert_eq!(near.get(Side::LostRight, 5, || Some(4)), Some(4));
+        assert_eq!(near.id(Side::GainedLeft, 70, || 6), 6);
+        assert_eq!(near.id(Side::GainedLeft, 70, || 8), 6);
+        assert_eq!(near.id(Side::GainedRight, 70, || 8), 8);
     }
 
     #[test]
