@@ -260,7 +260,7 @@ impl Merger {
         word_ids.dedup();
         let long = (!self.long.is_empty()).then(|| {
             let changes = self.long.merge(&word_ids, &self.word_counts, pair, token);
-            word_ids.retain(|&w| !self.long.contains(w));
+            word_ids.retain(|w| !self.long.contains(*w));
             changes
         });
         let chunks: Vec<Rewritten> = if word_ids.len() >= PARALLEL_WORDS && self.threads > 1 {

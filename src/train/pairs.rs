@@ -4,8 +4,13 @@
 //! most pairs present at once.
 
 use ahash::AHashMap;
+use smallvec::SmallVec;
 
 use super::rewrite::Pair;
+
+/// The words a pair occurs in. Most pairs occur in a few words (about half in one), so
+/// up to 4 are held inline, in the 24 bytes a `Vec` takes: no allocation for most pairs.
+pub type WordList = SmallVec<[u32; 4]>;
 
 /// Pair counts and occurrence lists, keyed by dense pair ids.
 #[derive(Default)]
@@ -16,7 +21,7 @@ pub struct PairIndex {
     counts: Vec<u64>,
     /// The words the pair with each id occurs in, ascending with no repeats when built,
     /// then appended in word order per merge (may hold words that lost the pair since).
-    words: Vec<Vec<u32>>,
+    words: Vec<WordList>,
     /// Ids free for reuse.
     free: Vec<u32>,
     /// The mark of each id: equal to `mark` when marked since the last `unmark_all`.
@@ -41,7 +46,7 @@ impl PairIndex {
             Some(id) => id,
             None => {
                 counts.push(0);
-                words.push(Vec::new());
+                words.push(WordList::new());
                 marks.push(0);
                 (counts.len() - 1) as u32
             }
@@ -114,7 +119,7 @@ impl PairIndex {
     }
 
     /// Takes the word list of the pair with id `id`, leaving it empty.
-    pub fn take_words(&mut self, id: u32) -> Vec<u32> {
+    pub fn take_words(&mut self, id: u32) -> WordList {
         std::mem::take(&mut self.words[id as usize])
     }
 
@@ -122,7 +127,7 @@ impl PairIndex {
     /// list is all stale; the id is free for the next new pair.
     pub fn drop_if_gone(&mut self, pair: Pair, id: u32) {
         if self.counts[id as usize] == 0 && self.ids.remove(&pair).is_some() {
-            self.words[id as usize] = Vec::new();
+            self.words[id as usize] = WordList::new();
             self.free.push(id);
         }
     }
@@ -221,7 +226,7 @@ mod tests {
         assert!(index.gain(a, 1, 0));
         assert!(index.gain(a, 1, 4));
         assert_eq!(index.count_of((1, 2)), 5);
-        assert_eq!(index.take_words(a), [0, 4]);
+        assert_eq!(index.take_words(a).as_slice(), [0, 4]);
         assert_eq!(index.lose(a, 5), 0);
         index.drop_if_gone((1, 2), a);
         assert_eq!(index.id((1, 2)), None);
