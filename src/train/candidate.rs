@@ -1,4 +1,4 @@
-//! The merge loop's candidates: a max-heap of (count, pair) in the contract's tie-break
+//! The merge loop's candidates: a 4-ary max-heap of (count, pair) in the contract's tie-break
 //! order: the highest count first, then the lexicographically smallest (left bytes, right
 //! bytes). Tokens are compared through their keys in [`ByteOrder`] (bytes only when the
 //! first 8 are equal), so an entry is 16 bytes and a tie rarely reads token bytes.
@@ -16,9 +16,10 @@ pub struct Candidate {
     pub pair: Pair,
 }
 
-/// Children per node: 8 entries of 16 bytes are two cache lines, and a shallower tree
-/// means fewer levels for each pop to sift through.
-const ARITY: usize = 8;
+/// Children per node: 4 entries of 16 bytes are one cache line. Measured on 2 MB of
+/// multilingual text at vocab 32,768: 4 children 1,187.8 M instructions, 2 1,192.5 M,
+/// 8 1,208.5 M.
+const ARITY: usize = 4;
 
 /// A d-ary max-heap of candidates.
 #[derive(Default)]
