@@ -285,15 +285,18 @@ impl Merger {
         for out in &chunks {
             let mut start = 0;
             for &(w, end) in &out.words {
-                self.words.shorten(w, &out.tokens[start..end]);
+                // Each occurrence merged shortens the word by one token.
+                let merged = self.words.shorten(w, &out.tokens[start..end]) as u64;
+                let n = self.word_counts[w as usize];
+                if self.pairs.lose(merged_id, merged * n) == 0 {
+                    gone.push((pair, merged_id));
+                }
                 start = end;
             }
             for &(p, w) in &out.lost {
-                // The merged pair (about a third of the losses) needs no lookup; the
-                // others are (x, a) or (b, y) for the merge of (a, b).
+                // The others are (x, a) or (b, y) for the merge of (a, b).
                 let pairs = &self.pairs;
                 let id = match p {
-                    _ if p == pair => Some(merged_id),
                     (x, a) if a == pair.0 => self.near.get(Side::LostLeft, x, || pairs.id(p)),
                     (b, y) => {
                         debug_assert_eq!(b, pair.1, "a lost pair not next to the merged one");
