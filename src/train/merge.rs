@@ -176,11 +176,24 @@ impl Merger {
 
     fn count_pairs(&mut self, observe: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
         let mut last_report = Instant::now();
+        // The pair last seen at each position, with its id: words come sorted by bytes, so
+        // a word often starts as the one before it did, and a match skips a hash lookup.
+        let mut seen: Vec<(Pair, u32)> = Vec::new();
         for w in 0..self.words.len() as u32 {
             let n = self.word_counts[w as usize];
-            for pair in self.words.word(w).windows(2) {
+            for (i, pair) in self.words.word(w).windows(2).enumerate() {
                 let pair = (pair[0], pair[1]);
-                let id = self.pairs.id_or_insert(pair);
+                let id = match seen.get(i) {
+                    Some(&(p, id)) if p == pair => id,
+                    _ => {
+                        let id = self.pairs.id_or_insert(pair);
+                        match seen.get_mut(i) {
+                            Some(slot) => *slot = (pair, id),
+                            None => seen.push((pair, id)),
+                        }
+                        id
+                    }
+                };
                 if !self.pairs.gain(id, n, w) {
                     return Err(self.overflow(pair));
                 }
