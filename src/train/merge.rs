@@ -25,7 +25,7 @@ use crate::parallel;
 use crate::vocab::{Growth, MergeRecord};
 use crate::Rank;
 
-/// The merge loop's growing vocabulary: token bytes shared with the byte order.
+/// The merge loop's growing vocabulary (bytes shared by the id table and the bytes map).
 pub type Tokens = Growth<Rc<[u8]>>;
 
 /// When training stops.
