@@ -4,7 +4,7 @@
 //! occurs in live in flat arrays keyed by dense pair ids ([`PairIndex`]), so a merge
 //! touches only the words that have the pair. A d-ary max-heap holds (count, pair)
 //! candidates in exactly the contract's order (highest count, then the lexicographically
-//! smallest (left bytes, right bytes), compared through byte-order labels of the tokens).
+//! smallest (left bytes, right bytes), compared through byte-order keys of the tokens).
 //! Heap entries are lazy: a popped entry whose count is stale is re-queued with the
 //! current count.
 
@@ -208,7 +208,7 @@ impl Merger {
             .filter(|&(_, count)| count >= floor)
             .map(|(pair, count)| Candidate { count, pair })
             .collect();
-        self.heap = Candidates::of(entries, self.tie_order());
+        self.heap = Candidates::of(entries, Order { keys: &self.order, tokens: &self.growth });
         Ok(())
     }
 
@@ -226,10 +226,6 @@ impl Merger {
         }
         let order = Order { keys: &self.order, tokens: &self.growth };
         self.heap.push(Candidate { count, pair }, order);
-    }
-
-    fn tie_order(&self) -> Order<'_> {
-        Order { keys: &self.order, tokens: &self.growth }
     }
 
     /// The pair to merge next and its count.
@@ -307,7 +303,7 @@ impl Merger {
                 start = end;
             }
             for &(p, w) in &out.lost {
-                // The others are (x, a) or (b, y) for the merge of (a, b).
+                // Every loss but the merged pair's is (x, a) or (b, y) for a merge of (a, b).
                 let pairs = &self.pairs;
                 let id = match p {
                     (x, a) if a == pair.0 => self.near.get(Side::LostLeft, x, || pairs.id(p)),
