@@ -82,6 +82,19 @@ impl Candidates {
         Some(top)
     }
 
+    /// The entry merged first, if any.
+    pub fn peek(&self) -> Option<&Candidate> {
+        self.heap.first()
+    }
+
+    /// Replaces the entry merged first by `entry`, which must not come before it (a
+    /// stale entry's lower count): one sift instead of a pop and a push.
+    pub fn replace_top(&mut self, entry: Candidate, order: Order<'_>) {
+        debug_assert!(self.peek().is_some_and(|top| !before(&entry, top, order)));
+        self.heap[0] = entry;
+        self.sift_down(0, order);
+    }
+
     /// Moves the entry at `i` down to its place.
     fn sift_down(&mut self, mut i: usize, order: Order<'_>) {
         let n = self.heap.len();
@@ -142,6 +155,20 @@ mod tests {
         for &e in &entries {
             pushed.push(e, order);
         }
+        // Replacing the top by a lower entry equals popping it and pushing that one.
+        let mut replaced = Candidates::of(entries.clone(), order);
+        let mut popped_pushed = Candidates::of(entries.clone(), order);
+        for _ in 0..100 {
+            let top = *replaced.peek().unwrap();
+            let lower = Candidate { count: top.count.saturating_sub(1), pair: top.pair };
+            replaced.replace_top(lower, order);
+            popped_pushed.pop(order);
+            popped_pushed.push(lower, order);
+        }
+        let drain = |heap: &mut Candidates| -> Vec<Candidate> {
+            std::iter::from_fn(|| heap.pop(order)).collect()
+        };
+        assert_eq!(drain(&mut replaced), drain(&mut popped_pushed));
         for heap in [&mut built, &mut pushed] {
             let popped: Vec<Candidate> = std::iter::from_fn(|| heap.pop(order)).collect();
             assert_eq!(popped, want);

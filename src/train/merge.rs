@@ -236,13 +236,22 @@ impl Merger {
     /// current is the true maximum; when none is left, every count is below the floor
     /// and training stops, as it would on popping a count below `min_frequency`.
     fn pop_best(&mut self) -> Option<(Pair, u64)> {
-        while let Some(top) = self.heap.pop(Order { keys: &self.order, tokens: &self.growth }) {
+        while let Some(&top) = self.heap.peek() {
+            let order = Order { keys: &self.order, tokens: &self.growth };
             let current = self.pairs.count_of(top.pair);
             match current.cmp(&top.count) {
-                Ordering::Equal => return Some((top.pair, current)),
-                Ordering::Less => self.push(top.pair, current),
-                // Risen: a fresher entry for this pair is already queued.
-                _ => {}
+                Ordering::Equal => {
+                    self.heap.pop(order);
+                    return Some((top.pair, current));
+                }
+                // Stale: requeued with the current count, in place.
+                Ordering::Less if current >= self.floor => {
+                    self.heap.replace_top(Candidate { count: current, pair: top.pair }, order);
+                }
+                // Below the floor, or risen (a fresher entry for this pair is queued).
+                _ => {
+                    self.heap.pop(order);
+                }
             }
         }
         None
