@@ -3,8 +3,7 @@
 //! bytes). Tokens are compared through their keys in [`ByteOrder`] (bytes only when the
 //! first 8 are equal), so an entry is 16 bytes and a tie rarely reads token bytes.
 
-use super::merge::Tokens;
-use super::order::ByteOrder;
+use super::order::{ByteOrder, Tokens};
 use super::rewrite::Pair;
 
 /// A heap entry.

@@ -9,7 +9,6 @@
 //! current count.
 
 use std::cmp::Ordering;
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -22,11 +21,11 @@ use super::pairs::{NearIds, PairIndex, Side};
 use super::rewrite::{rewrite, Pair, Rewritten};
 use crate::error::{Error, Result};
 use crate::parallel;
-use crate::vocab::{Growth, MergeRecord};
+use crate::vocab::MergeRecord;
 use crate::Rank;
 
-/// The merge loop's growing vocabulary (bytes shared by the id table and the bytes map).
-pub type Tokens = Growth<Rc<[u8]>>;
+/// The merge loop's growing vocabulary.
+pub use super::order::Tokens;
 
 /// When training stops.
 #[derive(Debug, Clone, Copy)]

@@ -10,9 +10,13 @@
 //! and comes first, as its smaller key says.
 
 use std::cmp::Ordering;
+use std::rc::Rc;
 
-use super::merge::Tokens;
+use crate::vocab::Growth;
 use crate::Rank;
+
+/// The merge loop's growing vocabulary (bytes shared by the id table and the bytes map).
+pub type Tokens = Growth<Rc<[u8]>>;
 
 /// The 8-byte key of every token id (0 at a hole: holes never occur in words).
 #[derive(Default)]
