@@ -55,14 +55,16 @@ impl WordArena {
         &self.tokens[start..start + self.lens[w as usize] as usize]
     }
 
-    /// Replaces word `w` by `tokens`, which must not be longer than it.
+    /// Replaces word `w` by `tokens`, which must not be longer than it; returns by how
+    /// many tokens it shrank.
     #[inline]
-    pub fn shorten(&mut self, w: u32, tokens: &[Rank]) {
+    pub fn shorten(&mut self, w: u32, tokens: &[Rank]) -> usize {
         let len = self.lens[w as usize] as usize;
         assert!(tokens.len() <= len, "a merge lengthened a word");
         let start = self.starts[w as usize];
         self.tokens[start..start + tokens.len()].copy_from_slice(tokens);
         self.lens[w as usize] = tokens.len() as u32;
+        len - tokens.len()
     }
 }
 
@@ -76,7 +78,7 @@ mod tests {
             WordArena::new(vec![(vec![1, 2, 3], 5), (vec![], 1), (vec![4, 5], 2)]).unwrap();
         assert_eq!(counts, [5, 1, 2]);
         assert_eq!(arena.len(), 3);
-        arena.shorten(0, &[9, 3]);
+        assert_eq!(arena.shorten(0, &[9, 3]), 1);
         assert_eq!(arena.word(0), [9, 3]);
         assert_eq!(arena.word(1), [] as [Rank; 0]);
         assert_eq!(arena.word(2), [4, 5]);

@@ -1,43 +1,176 @@
-//! The merge loop's heap entry, ordered by the contract's tie-break rule: the highest
-//! count first, then the lexicographically smallest (left bytes, right bytes).
+//! The merge loop's candidates: a 4-ary max-heap of (count, pair) in the contract's tie-break
+//! order: the highest count first, then the lexicographically smallest (left bytes, right
+//! bytes). Tokens are compared through their keys in [`ByteOrder`] (bytes only when the
+//! first 8 are equal), so an entry is 16 bytes and a tie rarely reads token bytes.
 
-use std::cmp::Ordering;
-use std::rc::Rc;
-
+use super::order::{ByteOrder, Tokens};
 use super::rewrite::Pair;
 
-/// A heap entry. Ordered so that the max is the pair to merge next.
+/// A heap entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Candidate {
     /// The pair's count when the entry was pushed (stale once the count changed).
     pub count: u64,
     /// The pair.
     pub pair: Pair,
-    /// The left token's bytes (shared with the growing vocabulary).
-    pub left: Rc<[u8]>,
-    /// The right token's bytes.
-    pub right: Rc<[u8]>,
 }
 
-impl Ord for Candidate {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.count
-            .cmp(&other.count)
-            // Smaller bytes win ties, so they compare as greater.
-            .then_with(|| other.left.cmp(&self.left))
-            .then_with(|| other.right.cmp(&self.right))
+/// Children per node: 4 entries of 16 bytes are one cache line. Measured on 2 MB of
+/// multilingual text at vocab 32,768: 4 children 1,187.8 M instructions, 2 1,192.5 M,
+/// 8 1,208.5 M.
+const ARITY: usize = 4;
+
+/// A d-ary max-heap of candidates.
+#[derive(Default)]
+pub struct Candidates {
+    heap: Vec<Candidate>,
+}
+
+/// What ties are broken by: the tokens and their byte order.
+#[derive(Clone, Copy)]
+pub struct Order<'a> {
+    pub keys: &'a ByteOrder,
+    pub tokens: &'a Tokens,
+}
+
+/// True when `a` is merged before `b`.
+#[inline(always)]
+fn before(a: &Candidate, b: &Candidate, order: Order<'_>) -> bool {
+    if a.count != b.count {
+        return a.count > b.count;
+    }
+    let (keys, tokens) = (order.keys, order.tokens);
+    keys.cmp(a.pair.0, b.pair.0, tokens).then_with(|| keys.cmp(a.pair.1, b.pair.1, tokens)).is_lt()
+}
+
+impl Candidates {
+    /// The heap of `entries` (built in linear time).
+    pub fn of(entries: Vec<Candidate>, order: Order<'_>) -> Self {
+        let mut heap = Self { heap: entries };
+        let n = heap.heap.len();
+        if n > 1 {
+            for i in (0..=(n - 2) / ARITY).rev() {
+                heap.sift_down(i, order);
+            }
+        }
+        heap
+    }
+
+    pub fn push(&mut self, entry: Candidate, order: Order<'_>) {
+        let mut i = self.heap.len();
+        self.heap.push(entry);
+        while i > 0 {
+            let parent = (i - 1) / ARITY;
+            if !before(&entry, &self.heap[parent], order) {
+                break;
+            }
+            self.heap[i] = self.heap[parent];
+            i = parent;
+        }
+        self.heap[i] = entry;
+    }
+
+    /// Takes the entry merged first.
+    pub fn pop(&mut self, order: Order<'_>) -> Option<Candidate> {
+        let last = self.heap.pop()?;
+        if self.heap.is_empty() {
+            return Some(last);
+        }
+        let top = std::mem::replace(&mut self.heap[0], last);
+        self.sift_down(0, order);
+        Some(top)
+    }
+
+    /// The entry merged first, if any.
+    pub fn peek(&self) -> Option<&Candidate> {
+        self.heap.first()
+    }
+
+    /// Replaces the entry merged first by `entry`, which must not come before it (a
+    /// stale entry's lower count): one sift instead of a pop and a push.
+    pub fn replace_top(&mut self, entry: Candidate, order: Order<'_>) {
+        debug_assert!(self.peek().is_some_and(|top| !before(&entry, top, order)));
+        self.heap[0] = entry;
+        self.sift_down(0, order);
+    }
+
+    /// Moves the entry at `i` down to its place.
+    fn sift_down(&mut self, mut i: usize, order: Order<'_>) {
+        let n = self.heap.len();
+        let entry = self.heap[i];
+        loop {
+            let first = i * ARITY + 1;
+            if first >= n {
+                break;
+            }
+            let children = &self.heap[first..(first + ARITY).min(n)];
+            let (mut best, mut best_entry) = (0, children[0]);
+            for (k, child) in children.iter().enumerate().skip(1) {
+                if before(child, &best_entry, order) {
+                    (best, best_entry) = (k, *child);
+                }
+            }
+            if !before(&best_entry, &entry, order) {
+                break;
+            }
+            self.heap[i] = best_entry;
+            i = first + best;
+        }
+        self.heap[i] = entry;
     }
 }
 
-impl PartialOrd for Candidate {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocab::Vocab;
+
+    /// Pops come out by count, then by the tokens' bytes, whether pushed or built at once.
+    #[test]
+    fn pops_follow_the_tie_break_rule() {
+        let mut tokens: Tokens = Vocab::bytes_only().growth(&[]);
+        let ab = tokens.join(97, 98).unwrap().token;
+        // "b", "a", "ab", "c": byte order a < ab < b < c.
+        let ids = [98, 97, ab, 99];
+        let keys = ByteOrder::of(&tokens);
+        let order = Order { keys: &keys, tokens: &tokens };
+        let mut seed = 5u64;
+        let mut entries = Vec::new();
+        for _ in 0..300 {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let r = seed >> 33;
+            let pair = (ids[(r % 4) as usize], ids[((r / 4) % 4) as usize]);
+            entries.push(Candidate { count: (r / 16) % 5, pair });
+        }
+        let bytes = |id: u32| tokens.bytes(id).clone();
+        let mut want = entries.clone();
+        want.sort_by(|a, b| {
+            b.count.cmp(&a.count).then_with(|| {
+                (bytes(a.pair.0), bytes(a.pair.1)).cmp(&(bytes(b.pair.0), bytes(b.pair.1)))
+            })
+        });
+        let mut built = Candidates::of(entries.clone(), order);
+        let mut pushed = Candidates::default();
+        for &e in &entries {
+            pushed.push(e, order);
+        }
+        // Replacing the top by a lower entry equals popping it and pushing that one.
+        let mut replaced = Candidates::of(entries.clone(), order);
+        let mut popped_pushed = Candidates::of(entries.clone(), order);
+        for _ in 0..100 {
+            let top = *replaced.peek().unwrap();
+            let lower = Candidate { count: top.count.saturating_sub(1), pair: top.pair };
+            replaced.replace_top(lower, order);
+            popped_pushed.pop(order);
+            popped_pushed.push(lower, order);
+        }
+        let drain = |heap: &mut Candidates| -> Vec<Candidate> {
+            std::iter::from_fn(|| heap.pop(order)).collect()
+        };
+        assert_eq!(drain(&mut replaced), drain(&mut popped_pushed));
+        for heap in [&mut built, &mut pushed] {
+            let popped: Vec<Candidate> = std::iter::from_fn(|| heap.pop(order)).collect();
+            assert_eq!(popped, want);
+        }
     }
 }
-
-impl PartialEq for Candidate {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Candidate {}

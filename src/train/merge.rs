@@ -2,30 +2,30 @@
 //!
 //! Words live in one flat arena ([`WordArena`]); pair counts and the words each pair
 //! occurs in live in flat arrays keyed by dense pair ids ([`PairIndex`]), so a merge
-//! touches only the words that have the pair. A d-ary max-heap holds candidates keyed by
-//! (count, reversed pair bytes) so the pop order is exactly the contract's (highest count,
-//! then the lexicographically smallest (left bytes, right bytes)). Heap entries are lazy:
-//! a popped entry whose count is stale is re-queued with the current count.
+//! touches only the words that have the pair. A d-ary max-heap holds (count, pair)
+//! candidates in exactly the contract's order (highest count, then the lexicographically
+//! smallest (left bytes, right bytes), compared through byte-order keys of the tokens).
+//! Heap entries are lazy: a popped entry whose count is stale is re-queued with the
+//! current count.
 
 use std::cmp::Ordering;
-use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use dary_heap::OctonaryHeap;
 use rayon::prelude::*;
 
 use super::arena::WordArena;
-use super::candidate::Candidate;
+use super::candidate::{Candidate, Candidates, Order};
 use super::long::LongWords;
-use super::pairs::PairIndex;
+use super::order::ByteOrder;
+use super::pairs::{NearIds, PairIndex, Side};
 use super::rewrite::{rewrite, Pair, Rewritten};
 use crate::error::{Error, Result};
 use crate::parallel;
-use crate::vocab::{Growth, MergeRecord};
+use crate::vocab::MergeRecord;
 use crate::Rank;
 
-/// The merge loop's growing vocabulary: token bytes shared with the heap entries.
-pub type Tokens = Growth<Rc<[u8]>>;
+/// The merge loop's growing vocabulary.
+pub use super::order::Tokens;
 
 /// When training stops.
 #[derive(Debug, Clone, Copy)]
@@ -60,14 +60,22 @@ struct Merger {
     long: LongWords,
     /// How often each word occurs.
     word_counts: Vec<u64>,
-    /// The tokens so far. Their bytes are shared with heap entries, which compare by bytes.
+    /// The tokens so far.
     growth: Tokens,
+    /// The tokens' byte-order keys, which the heap compares ties by.
+    order: ByteOrder,
     /// Every present pair's count and the words it occurs in.
     pairs: PairIndex,
     /// Candidates to merge (lazy: an entry's count may be stale, see `pop_best`).
-    heap: OctonaryHeap<Candidate>,
+    heap: Candidates,
+    /// The least count worth queueing: `min_frequency` (at least 1). A pair below it is
+    /// never merged, and most pairs are (about half of all pairs occur once), so they are
+    /// left out of the heap until a rise lifts them to it.
+    floor: u64,
     /// Threads for rewriting words in large merges.
     threads: usize,
+    /// The ids of the pairs the current merge changes, by neighbour token.
+    near: NearIds,
     /// The rewrite of the current merge (buffers kept from merge to merge).
     rewritten: Rewritten,
     /// The pairs a merge took to zero and the pairs it raised (kept from merge to merge).
@@ -88,7 +96,7 @@ pub fn train(
     observe: &mut Observer<'_>,
 ) -> Result<(Tokens, Vec<MergeRecord>)> {
     let threads = stop.threads.unwrap_or_else(parallel::default_threads);
-    let mut merger = Merger::new(words, growth, threads)?;
+    let mut merger = Merger::new(words, growth, threads, stop.min_frequency)?;
     merger.count_pairs(&mut |created| observe(Progress { created, new_merges: &[] }))?;
     merger.long = LongWords::of(&merger.words);
     let mut merges = Vec::new();
@@ -106,6 +114,9 @@ pub fn train(
             Error::Corrupt(format!("the words hold ids {pair:?}, which are not both tokens"))
         })?;
         let token = joined.token;
+        if joined.is_new {
+            merger.order.add(token, &merger.growth);
+        }
         merger.merge(pair, token)?;
         created += usize::from(joined.is_new);
         let record = MergeRecord { left: pair.0, right: pair.1, token, count };
@@ -138,16 +149,25 @@ pub fn train(
 }
 
 impl Merger {
-    fn new(words: Vec<(Vec<Rank>, u64)>, growth: Tokens, threads: usize) -> Result<Self> {
+    fn new(
+        words: Vec<(Vec<Rank>, u64)>,
+        growth: Tokens,
+        threads: usize,
+        min_frequency: u64,
+    ) -> Result<Self> {
         let (words, word_counts) = WordArena::new(words)?;
+        let order = ByteOrder::of(&growth);
         Ok(Self {
             words,
             long: LongWords::default(),
             word_counts,
             growth,
+            order,
             pairs: PairIndex::default(),
-            heap: OctonaryHeap::new(),
+            heap: Candidates::default(),
+            floor: min_frequency.max(1),
             threads: threads.max(1),
+            near: NearIds::default(),
             rewritten: Rewritten::default(),
             scratch: Default::default(),
         })
@@ -155,11 +175,24 @@ impl Merger {
 
     fn count_pairs(&mut self, observe: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
         let mut last_report = Instant::now();
+        // The pair last seen at each position, with its id: words come sorted by bytes, so
+        // a word often starts as the one before it did, and a match skips a hash lookup.
+        let mut seen: Vec<(Pair, u32)> = Vec::new();
         for w in 0..self.words.len() as u32 {
             let n = self.word_counts[w as usize];
-            for pair in self.words.word(w).windows(2) {
+            for (i, pair) in self.words.word(w).windows(2).enumerate() {
                 let pair = (pair[0], pair[1]);
-                let id = self.pairs.id_or_insert(pair);
+                let id = match seen.get(i) {
+                    Some(&(p, id)) if p == pair => id,
+                    _ => {
+                        let id = self.pairs.id_or_insert(pair);
+                        match seen.get_mut(i) {
+                            Some(slot) => *slot = (pair, id),
+                            None => seen.push((pair, id)),
+                        }
+                        id
+                    }
+                };
                 if !self.pairs.gain(id, n, w) {
                     return Err(self.overflow(pair));
                 }
@@ -169,10 +202,12 @@ impl Merger {
                 last_report = Instant::now();
             }
         }
-        let pairs: Vec<(Pair, u64)> = self.pairs.counts().collect();
-        for (pair, count) in pairs {
-            self.push(pair, count);
-        }
+        let floor = self.floor;
+        let entries = (self.pairs.counts())
+            .filter(|&(_, count)| count >= floor)
+            .map(|(pair, count)| Candidate { count, pair })
+            .collect();
+        self.heap = Candidates::of(entries, Order { keys: &self.order, tokens: &self.growth });
         Ok(())
     }
 
@@ -183,25 +218,39 @@ impl Merger {
         }
     }
 
+    /// Queues `pair` with its current `count`, if that is at least the floor.
     fn push(&mut self, pair: Pair, count: u64) {
-        let left = self.growth.bytes(pair.0).clone();
-        let right = self.growth.bytes(pair.1).clone();
-        self.heap.push(Candidate { count, pair, left, right });
+        if count < self.floor {
+            return;
+        }
+        let order = Order { keys: &self.order, tokens: &self.growth };
+        self.heap.push(Candidate { count, pair }, order);
     }
 
     /// The pair to merge next and its count.
     ///
-    /// Invariant: every pair with a positive count has a heap entry whose count is at
-    /// least the current one (entries are pushed whenever a count rises, and counts only
-    /// fall otherwise). So an entry whose count is current is the true maximum.
+    /// Invariant: every pair with a count at or above the floor has a heap entry whose
+    /// count is at least the current one (entries are pushed whenever a count rises to or
+    /// above the floor, and counts only fall otherwise). So an entry whose count is
+    /// current is the true maximum; when none is left, every count is below the floor
+    /// and training stops, as it would on popping a count below `min_frequency`.
     fn pop_best(&mut self) -> Option<(Pair, u64)> {
-        while let Some(top) = self.heap.pop() {
+        while let Some(&top) = self.heap.peek() {
+            let order = Order { keys: &self.order, tokens: &self.growth };
             let current = self.pairs.count_of(top.pair);
             match current.cmp(&top.count) {
-                Ordering::Equal => return Some((top.pair, current)),
-                Ordering::Less if current > 0 => self.push(top.pair, current),
-                // Zero, or risen: a fresher entry for this pair is already queued.
-                _ => {}
+                Ordering::Equal => {
+                    self.heap.pop(order);
+                    return Some((top.pair, current));
+                }
+                // Stale: requeued with the current count, in place.
+                Ordering::Less if current >= self.floor => {
+                    self.heap.replace_top(Candidate { count: current, pair: top.pair }, order);
+                }
+                // Below the floor, or risen (a fresher entry for this pair is queued).
+                _ => {
+                    self.heap.pop(order);
+                }
             }
         }
         None
@@ -218,6 +267,7 @@ impl Merger {
         let Some(merged_id) = self.pairs.id(pair) else {
             return Err(Error::Corrupt(format!("the pair {pair:?} to merge is not counted")));
         };
+        self.near.forget();
         let mut word_ids = self.pairs.take_words(merged_id);
         // A list is appended in word order by each merge that adds to it, so many lists
         // (all those one merge made) are sorted already.
@@ -227,7 +277,7 @@ impl Merger {
         word_ids.dedup();
         let long = (!self.long.is_empty()).then(|| {
             let changes = self.long.merge(&word_ids, &self.word_counts, pair, token);
-            word_ids.retain(|&w| !self.long.contains(w));
+            word_ids.retain(|w| !self.long.contains(*w));
             changes
         });
         let chunks: Vec<Rewritten> = if word_ids.len() >= PARALLEL_WORDS && self.threads > 1 {
@@ -252,17 +302,27 @@ impl Merger {
         for out in &chunks {
             let mut start = 0;
             for &(w, end) in &out.words {
-                self.words.shorten(w, &out.tokens[start..end]);
+                // Each occurrence merged shortens the word by one token.
+                let merged = self.words.shorten(w, &out.tokens[start..end]) as u64;
+                let n = self.word_counts[w as usize];
+                if self.pairs.lose(merged_id, merged * n) == 0 {
+                    gone.push((pair, merged_id));
+                }
                 start = end;
             }
             for &(p, w) in &out.lost {
-                // The merged pair (about a third of the losses) needs no lookup.
-                let id = match p == pair {
-                    true => merged_id,
-                    false => self.pairs.id(p).ok_or_else(|| {
-                        Error::Corrupt(format!("a word loses the pair {p:?}, which is not counted"))
-                    })?,
+                // Every loss but the merged pair's is (x, a) or (b, y) for a merge of (a, b).
+                let pairs = &self.pairs;
+                let id = match p {
+                    (x, a) if a == pair.0 => self.near.get(Side::LostLeft, x, || pairs.id(p)),
+                    (b, y) => {
+                        debug_assert_eq!(b, pair.1, "a lost pair not next to the merged one");
+                        self.near.get(Side::LostRight, y, || pairs.id(p))
+                    }
                 };
+                let id = id.ok_or_else(|| {
+                    Error::Corrupt(format!("a word loses the pair {p:?}, which is not counted"))
+                })?;
                 if self.pairs.lose(id, self.word_counts[w as usize]) == 0 {
                     gone.push((p, id));
                 }
@@ -279,7 +339,13 @@ impl Merger {
         }
         for out in &chunks {
             for &(p, w) in &out.gained {
-                let id = self.pairs.id_or_insert(p);
+                // (x, token) or (token, y).
+                let (side, other) = match p {
+                    (x, t) if t == token => (Side::GainedLeft, x),
+                    (_, y) => (Side::GainedRight, y),
+                };
+                let pairs = &mut self.pairs;
+                let id = self.near.id(side, other, || pairs.id_or_insert(p));
                 if !self.pairs.gain(id, self.word_counts[w as usize], w) {
                     return Err(self.overflow(p));
                 }

@@ -4,7 +4,7 @@
 //! shards, each a `pieces.rs` table), `snapshot.rs` serializes the table (`varint.rs` is
 //! the length encoding both use), `prune.rs` and [`budget`] keep it inside a memory
 //! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
-//! `candidate.rs` its heap entry (the tie-break rule), `arena.rs` its words, `pairs.rs` its
+//! `candidate.rs` its heap (the tie-break rule), `order.rs` the tokens' byte-order labels the heap compares, `arena.rs` its words, `pairs.rs` its
 //! pair counts and occurrence lists, `rewrite.rs` the word rewriting of one merge,
 //! `long.rs` the same for long words, by position; [`warm`] starts from an existing
 //! tokenizer.
@@ -17,6 +17,7 @@ pub mod counter;
 pub mod feed;
 mod long;
 pub mod merge;
+mod order;
 mod pairs;
 mod pieces;
 mod prune;

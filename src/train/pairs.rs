@@ -4,8 +4,13 @@
 //! most pairs present at once.
 
 use ahash::AHashMap;
+use smallvec::SmallVec;
 
 use super::rewrite::Pair;
+
+/// The words a pair occurs in. Most pairs occur in a few words (about half in one), so
+/// up to 4 are held inline, in the 24 bytes a `Vec` takes: no allocation for most pairs.
+pub type WordList = SmallVec<[u32; 4]>;
 
 /// Pair counts and occurrence lists, keyed by dense pair ids.
 #[derive(Default)]
@@ -16,7 +21,7 @@ pub struct PairIndex {
     counts: Vec<u64>,
     /// The words the pair with each id occurs in, ascending with no repeats when built,
     /// then appended in word order per merge (may hold words that lost the pair since).
-    words: Vec<Vec<u32>>,
+    words: Vec<WordList>,
     /// Ids free for reuse.
     free: Vec<u32>,
     /// The mark of each id: equal to `mark` when marked since the last `unmark_all`.
@@ -41,7 +46,7 @@ impl PairIndex {
             Some(id) => id,
             None => {
                 counts.push(0);
-                words.push(Vec::new());
+                words.push(WordList::new());
                 marks.push(0);
                 (counts.len() - 1) as u32
             }
@@ -114,7 +119,7 @@ impl PairIndex {
     }
 
     /// Takes the word list of the pair with id `id`, leaving it empty.
-    pub fn take_words(&mut self, id: u32) -> Vec<u32> {
+    pub fn take_words(&mut self, id: u32) -> WordList {
         std::mem::take(&mut self.words[id as usize])
     }
 
@@ -122,7 +127,7 @@ impl PairIndex {
     /// list is all stale; the id is free for the next new pair.
     pub fn drop_if_gone(&mut self, pair: Pair, id: u32) {
         if self.counts[id as usize] == 0 && self.ids.remove(&pair).is_some() {
-            self.words[id as usize] = Vec::new();
+            self.words[id as usize] = WordList::new();
             self.free.push(id);
         }
     }
@@ -130,6 +135,82 @@ impl PairIndex {
     /// Every present pair and its count (in no particular order).
     pub fn counts(&self) -> impl Iterator<Item = (Pair, u64)> + '_ {
         self.ids.iter().map(|(&p, &id)| (p, self.counts[id as usize]))
+    }
+}
+
+/// Which side of a merge a changed pair is on. Every pair a merge of (a, b) into t
+/// changes is (x, a) or (b, y) (lost; besides (a, b) itself) or (x, t) or (t, y)
+/// (gained), so within one merge the other token alone names it.
+#[derive(Clone, Copy)]
+pub enum Side {
+    /// (x, a), lost.
+    LostLeft = 0,
+    /// (b, y), lost.
+    LostRight = 1,
+    /// (x, t), gained.
+    GainedLeft = 2,
+    /// (t, y), gained.
+    GainedRight = 3,
+}
+
+/// The ids of the pairs one merge changes, by side and other token: the same neighbour
+/// recurs at many occurrences (a space before a word, `e` after `th`), and an array
+/// read costs less than a hash lookup. Valid for one merge (ids are freed after it).
+#[derive(Default)]
+pub struct NearIds {
+    /// (stamp, id) by other token, for each side; current when the stamp is `stamp`.
+    slots: Vec<[(u32, u32); 4]>,
+    /// The current merge's stamp (bumped to forget every slot at once).
+    stamp: u32,
+}
+
+impl NearIds {
+    /// Forgets every id (call at the start of each merge).
+    pub fn forget(&mut self) {
+        self.stamp += 1;
+        if self.stamp == u32::MAX {
+            self.slots.fill([(0, 0); 4]);
+            self.stamp = 1;
+        }
+    }
+
+    /// The id of the pair on `side` with `other` as its other token, from `lookup` the
+    /// first time in a merge (None, and nothing kept, if `lookup` gives none).
+    #[inline]
+    pub fn get(
+        &mut self,
+        side: Side,
+        other: u32,
+        lookup: impl FnOnce() -> Option<u32>,
+    ) -> Option<u32> {
+        let stamp = self.stamp;
+        let slot = self.slot(side, other);
+        if slot.0 == stamp {
+            return Some(slot.1);
+        }
+        let id = lookup()?;
+        *slot = (stamp, id);
+        Some(id)
+    }
+
+    /// As [`NearIds::get`], for a lookup that always gives an id.
+    #[inline]
+    pub fn id(&mut self, side: Side, other: u32, lookup: impl FnOnce() -> u32) -> u32 {
+        let stamp = self.stamp;
+        let slot = self.slot(side, other);
+        if slot.0 != stamp {
+            *slot = (stamp, lookup());
+        }
+        slot.1
+    }
+
+    #[inline]
+    fn slot(&mut self, side: Side, other: u32) -> &mut (u32, u32) {
+        let i = other as usize;
+        if i >= self.slots.len() {
+            self.slots.resize(i + 1, [(0, 0); 4]);
+        }
+        &mut self.slots[i][side as usize]
     }
 }
 
@@ -145,7 +226,7 @@ mod tests {
         assert!(index.gain(a, 1, 0));
         assert!(index.gain(a, 1, 4));
         assert_eq!(index.count_of((1, 2)), 5);
-        assert_eq!(index.take_words(a), [0, 4]);
+        assert_eq!(index.take_words(a).as_slice(), [0, 4]);
         assert_eq!(index.lose(a, 5), 0);
         index.drop_if_gone((1, 2), a);
         assert_eq!(index.id((1, 2)), None);
@@ -167,6 +248,24 @@ mod tests {
         index.unmark_all();
         assert_eq!(index.mark, 0);
         assert!(index.mark(a) && index.mark(b));
+    }
+
+    #[test]
+    fn near_ids_last_one_merge() {
+        let mut near = NearIds::default();
+        near.forget();
+        assert_eq!(near.get(Side::LostLeft, 5, || Some(9)), Some(9));
+        assert_eq!(near.get(Side::LostLeft, 5, || Some(1)), Some(9));
+        assert_eq!(near.get(Side::LostRight, 5, || None), None);
+        assert_eq!(near.get(Side::LostRight, 5, || Some(2)), Some(2));
+        near.forget();
+        assert_eq!(near.get(Side::LostLeft, 5, || Some(3)), Some(3));
+        near.stamp = u32::MAX - 1;
+        near.forget();
+        assert_eq!(near.get(Side::LostRight, 5, || Some(4)), Some(4));
+        assert_eq!(near.id(Side::GainedLeft, 70, || 6), 6);
+        assert_eq!(near.id(Side::GainedLeft, 70, || 8), 6);
+        assert_eq!(near.id(Side::GainedRight, 70, || 8), 8);
     }
 
     #[test]

@@ -19,7 +19,8 @@ pub struct Rewritten {
     /// The rewritten words' tokens, back to back.
     pub tokens: Vec<Rank>,
     /// (pair, word): one occurrence of the pair left the word (every old pair touching a
-    /// merged position).
+    /// merged position but the merged pair itself: each of its occurrences shortens the
+    /// word by one token, so the caller takes them from the length).
     pub lost: Vec<(Pair, u32)>,
     /// (pair, word): one occurrence of the pair appeared in the word (every new pair
     /// touching a merged token).
@@ -66,7 +67,6 @@ fn replace_from(word: &[Rank], first: usize, w: u32, pair: Pair, token: Rank, ou
             if i > 0 && merged_until != i {
                 out.lost.push(((word[i - 1], word[i]), w));
             }
-            out.lost.push((pair, w));
             if i + 2 < word.len() {
                 out.lost.push(((word[i + 1], word[i + 2]), w));
             }
@@ -103,8 +103,8 @@ mod tests {
         rewrite(&arena, &[0, 1, 2], (1, 1), 9, &mut out);
         assert_eq!(out.words, [(0, 3), (2, 5)]);
         assert_eq!(out.tokens, [9, 1, 2, 2, 9]);
-        // Word 0 loses both (1, 1) touching the merged positions 0 and 1, not (1, 2).
-        assert_eq!(out.lost, [((1, 1), 0), ((1, 1), 0), ((2, 1), 2), ((1, 1), 2)]);
+        // Word 0 loses the (1, 1) at 1 (the one at 0 is merged: not listed), not (1, 2).
+        assert_eq!(out.lost, [((1, 1), 0), ((2, 1), 2)]);
         assert_eq!(out.gained, [((9, 1), 0), ((2, 9), 2)]);
     }
 }
