@@ -13,7 +13,8 @@ use crate::error::Result;
 use crate::Rank;
 
 /// How a growing vocabulary holds token bytes: `Vec<u8>` by default; `Rc<[u8]>` in the
-/// merge loop, whose heap entries share the bytes they compare (no copy per entry).
+/// merge loop, where the list by id and the map by bytes then share one copy of each
+/// new token's bytes.
 pub trait TokenBytes: Borrow<[u8]> + Clone + Eq + Hash + From<Vec<u8>> {
     /// The bytes as a `Vec` (a move for `Vec<u8>`, a copy for `Rc<[u8]>`).
     fn into_vec(self) -> Vec<u8>;
