@@ -267,7 +267,9 @@ def test_driver_killed_and_resumed(cluster_address: str, tmp_path: Path) -> None
     first = subprocess.Popen(args + ["1"], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
+        # A bound, not a timing: a loaded machine can take over a minute to start the
+        # cluster's workers and store two blocks.
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline and _stored_blocks(store_path) < 2:
             assert first.poll() is None, "the driver ended before it was killed"
             time.sleep(0.1)
