@@ -66,7 +66,7 @@ fmt:
 	$(PYTHON) -m ruff format python tests benches tools
 
 BENCH_ARGS ?=
-bench: ## the whole comparison with the anchors, written to benches/RESULTS.md (about 90 min; BENCH_ARGS="--mb 30" for ~40)
+bench: ## the whole comparison with the anchors, written to benches/RESULTS.md (over an hour on 2 cores; BENCH_ARGS="--mb 50" took 39 min)
 	$(PYTHON) -m pip install -e '.[bench]'
 	$(PYTHON) benches/compare.py --write $(BENCH_ARGS)
 

@@ -8,7 +8,8 @@ Face tokenizers with the same ranks: single-thread MB/s, all cores, p50/p95/p99,
 cases). It prints one markdown section with every table and ratio, and with --write
 appends it to benches/RESULTS.md.
 
-Usage (from the repo root; the full run takes about an hour on 2 cores):
+Usage (from the repo root; the full run takes over an hour on 2 cores, --mb 50 took 39
+minutes):
 
     python benches/compare.py --write
     python benches/compare.py --corpus code --vocab-sizes 8192 --mb 10 --repeats 1   # quick
