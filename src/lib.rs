@@ -9,6 +9,7 @@
 // Layer 0: nothing from the crate but `Rank`.
 pub mod document;
 pub mod error;
+pub mod hash_parts;
 pub mod parallel;
 pub mod utf8;
 // Layer 1: building blocks.

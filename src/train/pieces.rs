@@ -7,35 +7,12 @@
 //! is pruned or is absorbed into another, without hashing it again.
 
 use super::varint::{put_varint, take_varint};
+use crate::hash_parts::{fold, mum, read4, read8};
 
 /// rapidhash's default secret (its v1 constants).
 const SECRET: [u64; 3] = [0x2d35_8dcc_aa6c_78a5, 0x8bb8_4b93_962e_acc9, 0x4b33_a62e_d433_d4a3];
 /// The seed, premixed as rapidhash does with its default seed.
-const SEED: u64 = mix(0xbdd8_9aa9_8270_4029 ^ SECRET[0], SECRET[1]) ^ 0xbdd8_9aa9_8270_4029;
-
-/// The 128-bit product of `a` and `b`, as (low, high) halves.
-#[inline(always)]
-const fn mum(a: u64, b: u64) -> (u64, u64) {
-    let r = a as u128 * b as u128;
-    (r as u64, (r >> 64) as u64)
-}
-
-/// The two halves of the 128-bit product folded together.
-#[inline(always)]
-const fn mix(a: u64, b: u64) -> u64 {
-    let (lo, hi) = mum(a, b);
-    lo ^ hi
-}
-
-#[inline(always)]
-fn read8(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
-#[inline(always)]
-fn read4(b: &[u8], at: usize) -> u64 {
-    u64::from(u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes")))
-}
+const SEED: u64 = fold(0xbdd8_9aa9_8270_4029 ^ SECRET[0], SECRET[1]) ^ 0xbdd8_9aa9_8270_4029;
 
 /// The hash of a word: rapidhash's construction (its v1 secret and default seed; a
 /// word of 8-16 bytes is read as two overlapping 8-byte loads where rapidhash reads four
@@ -62,13 +39,13 @@ pub fn hash(word: &[u8]) -> u64 {
     } else {
         let mut at = 0;
         while n - at > 16 {
-            seed = mix(read8(word, at) ^ SECRET[2], read8(word, at + 8) ^ seed ^ SECRET[1]);
+            seed = fold(read8(word, at) ^ SECRET[2], read8(word, at + 8) ^ seed ^ SECRET[1]);
             at += 16;
         }
         (read8(word, n - 16), read8(word, n - 8))
     };
     let (a, b) = mum(a ^ SECRET[1], b ^ seed);
-    mix(a ^ SECRET[0] ^ n as u64, b ^ SECRET[1])
+    fold(a ^ SECRET[0] ^ n as u64, b ^ SECRET[1])
 }
 
 /// Whether two words are equal, comparing one of up to 16 bytes in at most two loads

@@ -10,6 +10,8 @@
 //! linear probing, at most half full, built once: no input can add to it, so a piece's
 //! probe length is bounded by the vocabulary's own layout.
 
+use crate::hash_parts::{fold, read4, read8};
+
 /// A free slot's id (ids are below `u32::MAX`).
 const FREE: u32 = u32::MAX;
 const SEED: u64 = 0x243F_6A88_85A3_08D3;
@@ -36,9 +38,8 @@ fn inline_key(b: &[u8]) -> u64 {
     let n = b.len();
     let packed = match n {
         4..=INLINE => {
-            let w = |at: usize| u64::from(u32::from_le_bytes(b[at..at + 4].try_into().expect("4")));
             // The two reads overlap on the same bytes, so or-ing them is exact.
-            w(0) | w(n - 4) << (8 * (n - 4))
+            read4(b, 0) | read4(b, n - 4) << (8 * (n - 4))
         }
         1..=3 => {
             u64::from(b[0])
@@ -58,18 +59,6 @@ pub struct TokenLookup {
     mask: usize,
 }
 
-/// A 128-bit multiply folded to 64 bits (wyhash's mixer).
-#[inline]
-fn fold(a: u64, b: u64) -> u64 {
-    let r = u128::from(a) * u128::from(b);
-    (r as u64) ^ ((r >> 64) as u64)
-}
-
-#[inline]
-fn word(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-}
-
 /// A 64-bit hash of a short byte string (also keys encoding's piece cache).
 #[inline]
 pub fn hash(b: &[u8]) -> u64 {
@@ -85,13 +74,13 @@ fn hash_with(b: &[u8], key: u64) -> u64 {
     // Empty, or at least 8 bytes: the first and last 8, then the bytes between them 16 at
     // a time (the last step may overlap bytes already read: harmless for a hash).
     let n = b.len();
-    let (x, y) = if n >= 8 { (word(b, 0), word(b, n - 8)) } else { (0, 0) };
+    let (x, y) = if n >= 8 { (read8(b, 0), read8(b, n - 8)) } else { (0, 0) };
     let mut h = fold(x ^ SEED, y ^ MUL ^ n as u64);
     if n > 16 {
         let mut at = 8;
         while at < n - 8 {
             let s = at.min(n - 16);
-            h = fold(h ^ word(b, s), word(b, s + 8) ^ MUL);
+            h = fold(h ^ read8(b, s), read8(b, s + 8) ^ MUL);
             at += 16;
         }
     }
