@@ -169,14 +169,24 @@ class Tokenizer(Training, FamiliarNames):
         (then it is encoded as ordinary text).
         """
         rules = special_policy.policy(self._special_ids, allowed_special, disallowed_special)
-        special_policy.check(check_text(text), rules.disallowed)
-        if not rules.allowed:
-            return self._core.encode_ordinary(text)
-        return self._core.encode(text, set(rules.allowed))
+        special_policy.check(check_text_type(text), rules.disallowed)
+        try:
+            if not rules.allowed:
+                return self._core.encode_ordinary(text)
+            return self._core.encode(text, set(rules.allowed))
+        except UnicodeEncodeError:
+            check_text(text)  # raises its message; the core refused a lone surrogate
+            raise
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encodes text, treating special-token text as ordinary text."""
-        return self._core.encode_ordinary(check_text(text))
+        # As `_checked`: the core reads the text as UTF-8 once and refuses a lone
+        # surrogate; only then is it scanned for check_text's message.
+        try:
+            return self._core.encode_ordinary(check_text_type(text))
+        except UnicodeEncodeError:
+            check_text(text)
+            raise
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Encodes any bytes; invalid UTF-8 becomes byte tokens, so decoding gives it back."""
