@@ -300,3 +300,20 @@ def test_long_pattern_special_token_and_seed_are_refused_before_building():
         core.from_merges("gpt2", [], [("x" * 10_000_000, 256)])
     with pytest.raises(ValueError, match=r"seed_merges\[0\] is 100000 bytes long; .*at most 1024"):
         train(["a b"], seed_merges=["a" * 100_000])
+
+
+def test_calls_with_the_default_special_rules_match_explicit_ones(tok):
+    # The defaults' rules are worked out once per tokenizer; any other arguments, even
+    # equal ones, are worked out per call: both give tiktoken's rules.
+    text = "hi <|eot|> there"
+    eot = tok.special_tokens["<|eot|>"]
+    for kwargs in ({}, {"allowed_special": set()}, {"disallowed_special": ["<|eot|>"]}):
+        with pytest.raises(ValueError, match=r"the text contains the special token '<\|eot\|>'"):
+            tok.encode(text, **kwargs)
+        with pytest.raises(ValueError, match=r"texts\[1\] contains the special token"):
+            tok.encode_batch(["fine", text], **kwargs)
+    assert tok.encode(text, disallowed_special=()) == tok.encode_ordinary(text)
+    assert eot in tok.encode(text, allowed_special="all")
+    assert eot not in tok.encode_ordinary(text)
+    with pytest.raises(ValueError, match=r"disallowed_special='ALL'"):
+        tok.encode(text, disallowed_special="ALL")
