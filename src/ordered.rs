@@ -11,10 +11,17 @@
 //! reaches it (after at most [`TAKE_AT_ONCE`] have piled up: taking runs of them is
 //! cheaper).
 //!
-//! Stopping: an error from `take` (the binding's: the first failing item, in order) or
-//! from the interrupt check while waiting (Ctrl-C, see `interrupt`) makes the jobs take no
-//! further item; `run` returns it once they have finished the item in hand. A panic in a
-//! job ends the waiting and is raised again by `run`.
+//!
+//! Preparing: an item may need the calling thread before anyone works on it (the binding
+//! reads each text of a chunk as UTF-8, which needs the GIL). The caller prepares item 0,
+//! starts the jobs, then prepares the others in order while the jobs work on the first
+//! ones; a job that reaches an item not yet prepared waits for it. So only the first
+//! item's preparation comes before any parallel work, not the whole batch's.
+//!
+//! Stopping: an error from `prepare` or `take` (the binding's: the first failing item, in
+//! order) or from the interrupt check while waiting (Ctrl-C, see `interrupt`) makes the
+//! jobs take no further item; `run` returns it once they have finished the item in hand.
+//! A panic in a job ends the waiting and is raised again by `run`.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -72,11 +79,15 @@ struct Shared<T> {
     n: usize,
     /// The next item to hand out (past `n`: none left).
     next: AtomicUsize,
+    /// Items below this one are prepared (changed under the `slots` lock).
+    prepared: AtomicUsize,
     /// Set when the caller is done or stops early: jobs take no further item.
     stop: AtomicBool,
     slots: Mutex<Slots<T>>,
     /// Signalled when a result arrives while the caller waits, or a job panics.
     ready: Condvar,
+    /// Signalled when an item is prepared or the caller stops, while a job waits for it.
+    more_prepared: Condvar,
 }
 
 struct Slots<T> {
@@ -84,6 +95,8 @@ struct Slots<T> {
     done: Vec<Option<T>>,
     /// The caller sleeps on `ready`: a job that stores a result wakes it.
     waiting: bool,
+    /// Jobs sleeping on `more_prepared`, for an item not yet prepared.
+    jobs_waiting: usize,
     /// A job panicked: its item never arrives.
     lost: bool,
 }
@@ -94,13 +107,36 @@ impl<T> Shared<T> {
         self.slots.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The next item, if any is left and nobody stopped.
+    /// The next item, if any is left and nobody stopped, once it is prepared.
     fn claim(&self) -> Option<usize> {
         if self.stop.load(Ordering::Relaxed) {
             return None;
         }
         let i = self.next.fetch_add(1, Ordering::Relaxed);
-        (i < self.n).then_some(i)
+        if i >= self.n {
+            return None;
+        }
+        if self.prepared.load(Ordering::Acquire) <= i {
+            let mut slots = self.slots();
+            while self.prepared.load(Ordering::Acquire) <= i {
+                if self.stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+                slots.jobs_waiting += 1;
+                slots = self.more_prepared.wait(slots).unwrap_or_else(PoisonError::into_inner);
+                slots.jobs_waiting -= 1;
+            }
+        }
+        Some(i)
+    }
+
+    /// Items below `end` may be worked on.
+    fn publish(&self, end: usize) {
+        let slots = self.slots();
+        self.prepared.store(end, Ordering::Release);
+        if slots.jobs_waiting > 0 {
+            self.more_prepared.notify_all();
+        }
     }
 
     fn store(&self, i: usize, result: T) {
@@ -125,40 +161,59 @@ impl<T> Drop for LoseOnPanic<'_, T> {
     }
 }
 
-/// Stops the jobs when the caller leaves, normally, by an error or by a panic.
-struct StopOnLeave<'a>(&'a AtomicBool);
+/// Stops the jobs when the caller leaves, normally, by an error or by a panic (waking
+/// any that wait for an item to be prepared).
+struct StopOnLeave<'a, T>(&'a Shared<T>);
 
-impl Drop for StopOnLeave<'_> {
+impl<T> Drop for StopOnLeave<'_, T> {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.stop.store(true, Ordering::Relaxed);
+        let _slots = self.0.slots();
+        self.0.more_prepared.notify_all();
     }
 }
 
-/// Runs `work(i)` for every item `i` in `0..n` on up to the pool's thread count of
-/// threads, the calling thread included, and hands the results to `take` on the calling
-/// thread, in item order, in runs of ready results (never an empty run; see the module
-/// doc). An error from `take` stops the work and is returned, as is an interrupt while
-/// waiting; results after a stop are dropped untaken.
-pub fn run<T, W, K>(pool: &ThreadPool, n: usize, work: W, mut take: K) -> Result<()>
+/// Runs `prepare(i)` on the calling thread and then `work(i)` for every item `i` in
+/// `0..n`, `work` on up to the pool's thread count of threads, the calling thread
+/// included, and hands the results to `take` on the calling thread, in item order, in
+/// runs of ready results (never an empty run; see the module doc). An error from
+/// `prepare` or `take` stops the work and is returned, as is an interrupt while waiting;
+/// results after a stop are dropped untaken.
+pub fn run<T, P, W, K>(
+    pool: &ThreadPool,
+    n: usize,
+    mut prepare: P,
+    work: W,
+    mut take: K,
+) -> Result<()>
 where
     T: Send,
+    P: FnMut(usize) -> Result<()>,
     W: Fn(usize) -> T + Sync,
     K: FnMut(Vec<T>) -> Result<()>,
 {
+    if n == 0 {
+        return Ok(());
+    }
+    prepare(0)?;
     let shared = Shared {
         n,
         next: AtomicUsize::new(0),
+        prepared: AtomicUsize::new(1),
         stop: AtomicBool::new(false),
         slots: Mutex::new(Slots {
             done: (0..n).map(|_| None).collect(),
             waiting: false,
+            jobs_waiting: 0,
             lost: false,
         }),
         ready: Condvar::new(),
+        more_prepared: Condvar::new(),
     };
     let helpers = pool.current_num_threads().saturating_sub(1).min(n.saturating_sub(1));
     let (shared, work) = (&shared, &work);
     pool.in_place_scope(|scope| {
+        let _stop = StopOnLeave(shared);
         for _ in 0..helpers {
             scope.spawn(move |_| {
                 let _lose = LoseOnPanic(shared);
@@ -167,7 +222,10 @@ where
                 }
             });
         }
-        let _stop = StopOnLeave(&shared.stop);
+        for i in 1..n {
+            prepare(i)?;
+            shared.publish(i + 1);
+        }
         let mut taken = 0;
         while taken < n {
             let ready: Vec<T> = {
@@ -264,6 +322,7 @@ mod tests {
                 run(
                     &pool(threads),
                     n,
+                    |_| Ok(()),
                     |i| i * 3,
                     |ready| {
                         assert!(!ready.is_empty());
@@ -286,6 +345,7 @@ mod tests {
         run(
             &pool(3),
             60,
+            |_| Ok(()),
             |i| {
                 std::thread::sleep(Duration::from_micros(if i % 7 == 0 { 3_000 } else { 10 }));
                 i
@@ -306,6 +366,7 @@ mod tests {
         let result = run(
             &pool(2),
             10_000,
+            |_| Ok(()),
             |i| {
                 started.fetch_add(1, Ordering::Relaxed);
                 std::thread::sleep(Duration::from_micros(20));
@@ -337,6 +398,7 @@ mod tests {
             run(
                 &pool(2),
                 10_000,
+                |_| Ok(()),
                 |i| {
                     started.fetch_add(1, Ordering::Relaxed);
                     std::thread::sleep(Duration::from_micros(20));
@@ -366,6 +428,7 @@ mod tests {
             run(
                 &pool(2),
                 2,
+                |_| Ok(()),
                 |i| {
                     let on_job = rayon::current_thread_index().is_some();
                     if on_job {
@@ -393,6 +456,7 @@ mod tests {
             run(
                 &pool(2),
                 200,
+                |_| Ok(()),
                 |i| {
                     if i == 150 {
                         panic!("item {i}");
@@ -404,5 +468,64 @@ mod tests {
             )
         });
         assert!(result.is_err());
+    }
+
+    #[test]
+    fn every_item_is_prepared_before_any_thread_works_on_it() {
+        for threads in [1, 2, 4] {
+            let prepared: Vec<AtomicBool> = (0..300).map(|_| AtomicBool::new(false)).collect();
+            let mut order = Vec::new();
+            let mut got = Vec::new();
+            run(
+                &pool(threads),
+                300,
+                |i| {
+                    order.push(i);
+                    prepared[i].store(true, Ordering::Release);
+                    Ok(())
+                },
+                |i| {
+                    assert!(prepared[i].load(Ordering::Acquire), "item {i} not prepared");
+                    i
+                },
+                |ready| {
+                    got.extend(ready);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(order, (0..300).collect::<Vec<_>>());
+            assert_eq!(got, order);
+        }
+    }
+
+    #[test]
+    fn an_error_from_prepare_stops_the_work_and_is_returned() {
+        for threads in [1, 2, 4] {
+            for bad in [0, 1, 150] {
+                let worked = Mutex::new(Vec::new());
+                let mut taken = 0;
+                let result = run(
+                    &pool(threads),
+                    300,
+                    |i| {
+                        if i == bad {
+                            return Err(Error::InvalidConfig(format!("item {i}")));
+                        }
+                        Ok(())
+                    },
+                    |i| worked.lock().unwrap().push(i),
+                    |ready| {
+                        taken += ready.len();
+                        Ok(())
+                    },
+                );
+                assert_eq!(result, Err(Error::InvalidConfig(format!("item {bad}"))));
+                // Nothing is taken before every item is prepared, and no item from the
+                // failing one on was worked on.
+                assert_eq!(taken, 0);
+                assert!(worked.lock().unwrap().iter().all(|&i| i < bad), "{threads} {bad}");
+            }
+        }
     }
 }

@@ -139,6 +139,28 @@ def test_encode_rejects_non_str(tok):
         tok.encode_batch(["a", 1])
 
 
+@pytest.mark.parametrize(
+    "encode",
+    [
+        lambda tok, text: tok.encode_ordinary(text),
+        lambda tok, text: tok.encode(text),
+        lambda tok, text: tok.encode(text, allowed_special="all"),
+        lambda tok, text: tok.encode_to_numpy(text),
+    ],
+)
+def test_single_calls_name_a_lone_surrogate_and_refuse_non_str(tok, encode):
+    # The core refuses the surrogate while reading the text; the message is check_text's,
+    # by character position, after non-ASCII text before it (a position in bytes would
+    # say 12 here, not 9).
+    for text, at in [("\ud800", 0), ("héllo wö \udc80 rld", 9), ("é" * 5000 + "\udfff", 5000)]:
+        with pytest.raises(ValueError, match=rf"^text contains a lone surrogate at character {at},"):
+            encode(tok, text)
+    for bad in (b"bytes", None, 3, ["a"]):
+        with pytest.raises(TypeError, match=rf"text must be str, not {type(bad).__name__}"):
+            encode(tok, bad)
+    assert list(encode(tok, "héllo wörld")) == tok.encode_ordinary("héllo wörld") != []
+
+
 def test_disallowed_special_says_which_argument(tok):
     with pytest.raises(ValueError, match=r"allowed_special=\{'<\|eot\|>'\}.*disallowed_special=\(\)"):
         tok.encode("a <|eot|> b")
@@ -278,3 +300,20 @@ def test_long_pattern_special_token_and_seed_are_refused_before_building():
         core.from_merges("gpt2", [], [("x" * 10_000_000, 256)])
     with pytest.raises(ValueError, match=r"seed_merges\[0\] is 100000 bytes long; .*at most 1024"):
         train(["a b"], seed_merges=["a" * 100_000])
+
+
+def test_calls_with_the_default_special_rules_match_explicit_ones(tok):
+    # The defaults' rules are worked out once per tokenizer; any other arguments, even
+    # equal ones, are worked out per call: both give tiktoken's rules.
+    text = "hi <|eot|> there"
+    eot = tok.special_tokens["<|eot|>"]
+    for kwargs in ({}, {"allowed_special": set()}, {"disallowed_special": ["<|eot|>"]}):
+        with pytest.raises(ValueError, match=r"the text contains the special token '<\|eot\|>'"):
+            tok.encode(text, **kwargs)
+        with pytest.raises(ValueError, match=r"texts\[1\] contains the special token"):
+            tok.encode_batch(["fine", text], **kwargs)
+    assert tok.encode(text, disallowed_special=()) == tok.encode_ordinary(text)
+    assert eot in tok.encode(text, allowed_special="all")
+    assert eot not in tok.encode_ordinary(text)
+    with pytest.raises(ValueError, match=r"disallowed_special='ALL'"):
+        tok.encode(text, disallowed_special="ALL")

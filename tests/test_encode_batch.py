@@ -93,6 +93,51 @@ def test_batch_lists_are_independent_objects(tok):
     assert second == tok.encode_ordinary(DOCS[0])
 
 
+def test_batch_lists_outlive_the_tokenizer_and_cached_ints_keep_their_counts():
+    # The lists hold the tokenizer's shared int objects: each holds a reference of its
+    # own (none is lost when the tokenizer goes, none leaks over repeated batches, nor
+    # when a batch fails part way).
+    own = Tokenizer.train_from_iterator(sample_documents()[:50], 600, progress=False)
+    docs = DOCS[:60]
+    first = own.encode_ordinary_batch(docs, num_threads=2)
+    ints = {id(i): i for ids in first for i in ids if i > 256}
+    assert len(ints) > 50
+    counts = {k: sys.getrefcount(i) for k, i in ints.items()}
+    for _ in range(5):
+        assert own.encode_ordinary_batch(docs, num_threads=2) == first
+        assert [own.encode_ordinary(d) for d in docs[:5]] == first[:5]
+        with pytest.raises(ValueError, match="lone surrogate"):
+            own.encode_ordinary_batch([*docs, "\ud800"], num_threads=2)
+    assert {k: sys.getrefcount(i) for k, i in ints.items()} == counts
+    expected = repr(first)
+    del own
+    import gc
+
+    gc.collect()
+    assert repr(first) == expected
+
+
+def test_the_core_names_a_batch_item_that_is_not_str(tok):
+    # The facade checks types first; the native call refuses them on its own too.
+    with pytest.raises(TypeError, match=r"texts\[2\] must be str, not bytes"):
+        tok._core.encode_ordinary_batch(["a", "b", b"c"], 2)
+
+
+def test_a_lone_surrogate_late_in_a_big_batch_wins_over_an_earlier_failure(picky):
+    # Texts are read chunk by chunk while the first chunks are encoded, but all of them
+    # are read before any result is taken: a lone surrogate anywhere is reported, as
+    # when every text was read up front, before a pattern failure in an earlier text.
+    docs = ["hello world " * 200] * 400
+    docs[3] = BAD
+    docs[390] = "fine \ud800"
+    for threads in (1, 2, 4):
+        with pytest.raises(ValueError, match=r"texts\[390\] contains a lone surrogate at character 5"):
+            picky.encode_ordinary_batch(docs, num_threads=threads)
+    docs[390] = "fine"
+    with pytest.raises(PatternError, match="failed on document 3:"):
+        picky.encode_ordinary_batch(docs, num_threads=2)
+
+
 def test_a_failing_text_is_reported_by_its_index(picky):
     with pytest.raises(PatternError, match="failed on document 0"):
         picky.encode_ordinary(BAD)

@@ -62,7 +62,9 @@ def check_text_type(text: object, name: str = "text") -> str:
 
 
 def check_text(text: object, name: str = "text") -> str:
-    """A `str` that is valid text (no lone surrogate), for encoding."""
+    """A `str` that is valid text (no lone surrogate), for encoding. The encoders call it
+    only once the core has refused a text (it reads every `str` as UTF-8 and refuses a
+    lone surrogate): a scan here would copy each non-ASCII text to UTF-8 a second time."""
     text = check_text_type(text, name)
     if text.isascii():
         return text  # CPython knows without a scan: no surrogate, and nothing to copy

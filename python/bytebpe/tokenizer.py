@@ -42,6 +42,10 @@ from bytebpe.ledger import DecodeLedger, LossReport
 from bytebpe.names import Encoding, FamiliarNames, encoding_of
 from bytebpe.training import Training
 
+# The default `allowed_special`: known by identity, so a call with the defaults skips
+# working out its rules again.
+NO_SPECIALS: frozenset[str] = frozenset()
+
 if TYPE_CHECKING:
     import numpy as np
     import tiktoken
@@ -70,7 +74,7 @@ class Tokenizer(Training, FamiliarNames):
     last; an id equals its tiktoken rank.
     """
 
-    __slots__ = ("_core", "_key", "_ledger", "_special_ids")
+    __slots__ = ("_core", "_default_rules", "_key", "_ledger", "_special_ids")
 
     def __init__(
         self, core: _bytebpe.CoreTokenizer, ledger: dict[str, Any] | None = None
@@ -82,6 +86,9 @@ class Tokenizer(Training, FamiliarNames):
             )
         self._core = core
         self._special_ids: dict[str, int] = dict(core.special_tokens)
+        # The rules of a call with the default arguments, worked out once: most calls
+        # use them, and working them out costs more than encoding a short text.
+        self._default_rules = special_policy.policy(self._special_ids, NO_SPECIALS, "all")
         self._ledger = DecodeLedger(ledger)
         self._ranks = None  # token bytes -> id, made when needed (`FamiliarNames`)
         self._key: tuple[object, ...] | None = None  # what equality and hash compare
@@ -139,7 +146,7 @@ class Tokenizer(Training, FamiliarNames):
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        allowed_special: Literal["all"] | Collection[str] = NO_SPECIALS,
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> Encoding:
         """`encode` with each token's string and character span, as Hugging Face's
@@ -159,7 +166,7 @@ class Tokenizer(Training, FamiliarNames):
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        allowed_special: Literal["all"] | Collection[str] = NO_SPECIALS,
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[int]:
         """Encodes text; special tokens follow tiktoken's rules.
@@ -168,15 +175,34 @@ class Tokenizer(Training, FamiliarNames):
         `allowed_special` (then it becomes its id) or left out of `disallowed_special`
         (then it is encoded as ordinary text).
         """
-        rules = special_policy.policy(self._special_ids, allowed_special, disallowed_special)
-        special_policy.check(check_text(text), rules.disallowed)
-        if not rules.allowed:
-            return self._core.encode_ordinary(text)
-        return self._core.encode(text, set(rules.allowed))
+        rules = self._rules(allowed_special, disallowed_special)
+        special_policy.check(check_text_type(text), rules.disallowed)
+        try:
+            if not rules.allowed:
+                return self._core.encode_ordinary(text)
+            return self._core.encode(text, set(rules.allowed))
+        except UnicodeEncodeError:
+            check_text(text)  # raises its message; the core refused a lone surrogate
+            raise
+
+    def _rules(
+        self,
+        allowed_special: Literal["all"] | Collection[str],
+        disallowed_special: Literal["all"] | Collection[str],
+    ) -> special_policy.SpecialPolicy:
+        if allowed_special is NO_SPECIALS and isinstance(disallowed_special, str) and disallowed_special == "all":
+            return self._default_rules
+        return special_policy.policy(self._special_ids, allowed_special, disallowed_special)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encodes text, treating special-token text as ordinary text."""
-        return self._core.encode_ordinary(check_text(text))
+        # As `_checked`: the core reads the text as UTF-8 once and refuses a lone
+        # surrogate; only then is it scanned for check_text's message.
+        try:
+            return self._core.encode_ordinary(check_text_type(text))
+        except UnicodeEncodeError:
+            check_text(text)
+            raise
 
     def encode_bytes(self, data: bytes) -> list[int]:
         """Encodes any bytes; invalid UTF-8 becomes byte tokens, so decoding gives it back."""
@@ -190,7 +216,7 @@ class Tokenizer(Training, FamiliarNames):
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        allowed_special: Literal["all"] | Collection[str] = NO_SPECIALS,
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> NDArray[np.uint32]:
         """`encode` into a uint32 NumPy array, as tiktoken."""
@@ -214,14 +240,14 @@ class Tokenizer(Training, FamiliarNames):
         texts: Sequence[str],
         *,
         num_threads: int | None = None,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        allowed_special: Literal["all"] | Collection[str] = NO_SPECIALS,
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[list[int]]:
         """Encodes many texts in parallel, each exactly as `encode` (tiktoken's rules:
         a disallowed special token's text raises ValueError naming the text)."""
         texts = self._texts("encode_batch", texts)
         threads = check_threads(num_threads)
-        rules = special_policy.policy(self._special_ids, allowed_special, disallowed_special)
+        rules = self._rules(allowed_special, disallowed_special)
         if rules.disallowed:
             for i, text in enumerate(texts):
                 special_policy.check(text, rules.disallowed, where=f"texts[{i}]")

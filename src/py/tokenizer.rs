@@ -1,12 +1,14 @@
 //! `CoreTokenizer`: the frozen native tokenizer behind `bytebpe.Tokenizer`.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyBytes, PyDict, PyInt, PyList};
+use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
 
 use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, MergeTuple};
 use super::enter::{detached, detached_quiet};
@@ -39,11 +41,39 @@ impl CoreTokenizer {
             let end = self.inner.vocab().len() as Rank;
             (0..end).map(|id| id.into_pyobject(py).expect("ints convert").unbind()).collect()
         });
-        let int = |id: Rank| match ints.get(id as usize) {
-            Some(int) => int.bind(py).clone(),
-            None => id.into_pyobject(py).expect("ints convert"),
-        };
-        PyList::new(py, ids.iter().map(|&id| int(id)))
+        let len = ffi::Py_ssize_t::try_from(ids.len()).expect("a list's length fits isize");
+        // SAFETY: with the GIL held, a new list of `len` empty slots, each filled once
+        // below with an owned reference (PyList_SetItem steals it; an index below `len`
+        // cannot fail). The direct calls spare pyo3's per-item iterator and Result.
+        unsafe {
+            let list = Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len))?;
+            for (i, &id) in ids.iter().enumerate() {
+                let int = match ints.get(id as usize) {
+                    Some(int) => {
+                        ffi::Py_IncRef(int.as_ptr());
+                        int.as_ptr()
+                    }
+                    None => id.into_pyobject(py).expect("ints convert").into_ptr(),
+                };
+                ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, int);
+            }
+            Ok(list.cast_into_unchecked())
+        }
+    }
+
+    /// `texts` as `str` objects, or a TypeError naming the first that is not one.
+    fn strs(texts: Vec<Bound<'_, PyAny>>) -> PyResult<Vec<Bound<'_, PyString>>> {
+        texts
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| {
+                t.cast_into::<PyString>().map_err(|e| {
+                    let kind =
+                        e.into_inner().get_type().name().map_or("?".into(), |n| n.to_string());
+                    PyTypeError::new_err(format!("texts[{i}] must be str, not {kind}"))
+                })
+            })
+            .collect()
     }
 }
 
@@ -215,29 +245,39 @@ impl CoreTokenizer {
     /// re-taking the GIL only for that: building Python lists cannot run in parallel, so
     /// it overlaps the encoding instead of following it, and this thread encodes whenever
     /// nothing is ready to build, so no core idles and none is shared by three threads.
+    /// The texts are read as UTF-8 (a copy for non-ASCII `str`, made by CPython under the
+    /// GIL) chunk by chunk as `ordered::run` prepares them, so the pool starts after the
+    /// first chunk's, not the whole batch's; a lone surrogate raises UnicodeEncodeError.
     #[pyo3(signature = (texts, num_threads=None))]
     fn encode_ordinary_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<PyBackedStr>,
+        texts: Vec<Bound<'py, PyAny>>,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
         let pool = crate::parallel::checked(num_threads).map_err(to_py)?;
+        let texts = Self::strs(texts)?;
         if texts.len() < 2 {
             // Nothing to share: no helper thread for a one-document batch.
             let lists = texts
-                .iter()
-                .map(|t| self.list(py, &detached_quiet(py, || self.inner.encode_ordinary(t))?))
+                .into_iter()
+                .map(|t| {
+                    let t = PyBackedStr::try_from(t)?;
+                    self.list(py, &detached_quiet(py, || self.inner.encode_ordinary(&t))?)
+                })
                 .collect::<PyResult<Vec<_>>>()?;
             return PyList::new(py, lists);
         }
-        let texts: Vec<&str> = texts.iter().map(|t| &**t).collect();
-        let chunks = ordered::ranges(texts.iter().map(|t| t.len()), pool.current_num_threads());
+        // Chunks by characters: the UTF-8 length is known only once a text is read.
+        let weights = texts.iter().map(|t| t.len()).collect::<PyResult<Vec<usize>>>()?;
+        let chunks = ordered::ranges(weights, pool.current_num_threads());
+        let texts: Vec<Py<PyString>> = texts.into_iter().map(Bound::unbind).collect();
+        let views: Vec<OnceLock<PyBackedStr>> = texts.iter().map(|_| OnceLock::new()).collect();
         let inner = &self.inner;
         let encode_chunk = |c: usize| -> Vec<crate::Result<Vec<Rank>>> {
             let mut out = Vec::with_capacity(chunks[c].len());
-            for text in &texts[chunks[c].clone()] {
-                let ids = inner.encode_ordinary(text);
+            for view in &views[chunks[c].clone()] {
+                let ids = inner.encode_ordinary(view.get().expect("ordered::run prepared it"));
                 let failed = ids.is_err();
                 out.push(ids);
                 if failed {
@@ -248,9 +288,19 @@ impl CoreTokenizer {
         };
         let mut lists: Vec<Py<PyList>> = Vec::with_capacity(texts.len());
         detached(py, |reattach| {
-            ordered::run(&pool, chunks.len(), encode_chunk, |mut ready| {
+            // Preparing and taking both run on this thread, one at a time.
+            let reattach = RefCell::new(reattach);
+            let prepare = |c: usize| {
+                (reattach.borrow_mut())(&mut |py| {
+                    for i in chunks[c].clone() {
+                        let _ = views[i].set(PyBackedStr::try_from(texts[i].bind(py).clone())?);
+                    }
+                    Ok(())
+                })
+            };
+            ordered::run(&pool, chunks.len(), prepare, encode_chunk, |mut ready| {
                 let mut failed = None;
-                reattach(&mut |py| {
+                (reattach.borrow_mut())(&mut |py| {
                     // Drained, so each document's ids are freed once its list is built.
                     for ids in ready.drain(..).flatten() {
                         match ids {
