@@ -31,6 +31,9 @@ pub mod train;
 #[cfg(feature = "python")]
 mod py;
 
+#[cfg(test)]
+mod test_rng;
+
 pub use error::{Error, Result};
 pub use tokenizer::Tokenizer;
 pub use vocab::Vocab;

@@ -7,6 +7,10 @@ use std::time::{Duration, Instant};
 
 use bytebpe::pretokenize::{Pattern, CL100K, GPT2, O200K};
 
+#[path = "../src/test_rng.rs"]
+mod test_rng;
+use test_rng::Rng;
+
 const BUILTINS: [&str; 3] = ["gpt2", "cl100k", "o200k"];
 
 fn fast(pattern: &Pattern, text: &str) -> Vec<String> {
@@ -41,23 +45,6 @@ fn check(pattern: &Pattern, text: &str) -> bool {
         );
     }
     true
-}
-
-/// splitmix64: a small deterministic PRNG.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// Pieces of text that exercise each alternative and each class boundary.

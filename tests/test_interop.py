@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
 import json
 import random
 import warnings
@@ -295,6 +296,8 @@ def test_tiktoken_file_round_trip(tmp_path, monkeypatch):
     assert tiktoken_load.load_tiktoken_bpe(str(path)) == tok.mergeable_ranks()
     side = json.loads((tmp_path / "tok.tiktoken.json").read_text())
     assert side["pattern"] == tok.pattern and side["special_tokens"] == tok.special_tokens
+    assert side["n_ranks"] == len(tok.mergeable_ranks())
+    assert side["ranks_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
     back = Tokenizer.from_tiktoken(path)
     assert back.mergeable_ranks() == tok.mergeable_ranks()
     assert (back.pattern, back.special_tokens) == (tok.pattern, tok.special_tokens)
@@ -485,6 +488,51 @@ def test_modified_ranks_file_fails_its_sidecar_hash(tmp_path):
     (tmp_path / "t.tiktoken.json").unlink()
     other = Tokenizer.from_tiktoken(path, pattern="gpt2")
     assert other.mergeable_ranks() != tok.mergeable_ranks()
+
+
+@pytest.mark.parametrize(
+    ("more", "how"),
+    [(0, "same number of ranks, different bytes"), (-600, "fewer ranks than recorded"),
+     (400, "more ranks than recorded")],
+)
+def test_another_tokenizers_ranks_file_beside_a_sidecar_is_refused(tmp_path, more, how):
+    # A sidecar names the pattern and special tokens of the vocabulary it was written
+    # with; another vocabulary's ranks file left beside it must not load as that.
+    tok = exported("gpt2", "english")[0]
+    other = _train(sample_documents(kind="code"), len(tok.mergeable_ranks()) + more,
+                   pattern="cl100k")
+    path = tmp_path / "t.tiktoken"
+    tok.save_tiktoken(path)
+    other.save_tiktoken(tmp_path / "other.tiktoken")
+    (tmp_path / "other.tiktoken").replace(path)
+    n_other = len(other.mergeable_ranks())
+    with pytest.raises(CorruptTokenizerError) as caught:
+        Tokenizer.from_tiktoken(path)
+    message = str(caught.value)
+    assert "t.tiktoken' does not match its sidecar" in message
+    assert "t.tiktoken.json'" in message and how in message
+    assert f"records {len(tok.mergeable_ranks()):,} ranks" in message
+    assert f"the file has {n_other:,} ranks" in message
+    with pytest.raises(CorruptTokenizerError, match=how):
+        Tokenizer.load(path)  # the loader that recognises files by content checks it too
+    # Its own sidecar moved beside it, it loads as itself.
+    (tmp_path / "other.tiktoken.json").replace(tmp_path / "t.tiktoken.json")
+    assert Tokenizer.from_tiktoken(path).mergeable_ranks() == other.mergeable_ranks()
+
+
+def test_the_cli_refuses_a_ranks_file_that_does_not_match_its_sidecar(tmp_path, capsys):
+    from bytebpe.cli import main
+
+    tok = exported("gpt2", "english")[0]
+    path = tmp_path / "t.tiktoken"
+    tok.save_tiktoken(path)
+    assert main(["inspect", str(path)]) == 0
+    assert f"vocab_size: {tok.vocab_size:,}" in capsys.readouterr().out
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]))  # the last rank cut off
+    assert main(["inspect", str(path)]) != 0
+    err = capsys.readouterr().err
+    assert "does not match its sidecar" in err and "fewer ranks than recorded" in err
 
 
 def test_bad_sidecar(tmp_path):

@@ -164,6 +164,10 @@ def _sidecar(tok: Tokenizer, tmp_path: Any) -> tuple[Any, dict[str, Any]]:
         ("special_tokens", [["<|eot|>", 270]], "special_tokens", "expected an object"),
         ("pattern", None, "pattern", "expected a string, got null"),
         ("ranks_sha256", 5, "ranks_sha256", "expected a string"),
+        ("ranks_sha256", "AB" * 32, "ranks_sha256", "expected 64 lowercase hex digits"),
+        ("ranks_sha256", "ab", "ranks_sha256", "expected 64 lowercase hex digits"),
+        ("n_ranks", "270", "n_ranks", "expected an integer"),
+        ("n_ranks", -1, "n_ranks", "-1 is out of range"),
     ],
 )
 def test_a_damaged_sidecar_names_it_and_the_field(tok, tmp_path, key, value, field, message):
@@ -172,6 +176,18 @@ def test_a_damaged_sidecar_names_it_and_the_field(tok, tmp_path, key, value, fie
     (tmp_path / "tok.tiktoken.json").write_text(json.dumps(meta))
     with pytest.raises(CorruptTokenizerError, match=rf"sidecar .*tok\.tiktoken\.json'?: "
                                                     rf"{field}: {message}"):
+        Tokenizer.load(path)
+
+
+@pytest.mark.parametrize("key", ["ranks_sha256", "n_ranks", "pattern", "special_tokens"])
+def test_a_sidecar_missing_a_field_is_refused(tok, tmp_path, key):
+    # Every sidecar bytebpe has written has them all: one without the digest would tie
+    # its pattern to no file in particular, so it is damaged, not an older format.
+    path, meta = _sidecar(tok, tmp_path)
+    del meta[key]
+    (tmp_path / "tok.tiktoken.json").write_text(json.dumps(meta))
+    with pytest.raises(CorruptTokenizerError, match=rf"tok\.tiktoken\.json'?: the top level: "
+                                                    rf"the field '{key}' is missing"):
         Tokenizer.load(path)
 
 

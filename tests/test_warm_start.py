@@ -7,10 +7,16 @@ import base64
 import functools
 import os
 import pickle
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 
 import pytest
 import reference as R
-from bytebpe import SEED_PRESETS, Phase, StoreError, Tokenizer, TrainingWarning
+from bytebpe import SEED_PRESETS, Phase, StoreError, Tokenizer, TrainingWarning, store_read
+from bytebpe._bytebpe import WordCounter
 from bytebpe.sample import sample_documents
 
 SPECIAL = "<|end|>"
@@ -338,3 +344,73 @@ def test_a_merge_onto_an_imported_unreachable_token_reuses_its_id(tmp_path) -> N
         assert again.merges() == tok.merges() and again.mergeable_ranks() == ranks
         assert again.special_tokens == {SPECIAL: 257}
     assert tok.to_tiktoken().encode_ordinary(docs[-1]) == tok.encode_ordinary(docs[-1])
+
+
+def test_ctrl_c_stops_segmenting_words_under_the_base(tmp_path) -> None:
+    # Extending a tokenizer first encodes every counted word under it (`warm::segment`):
+    # here 300 words of 200 KB that the base merges deeply, seconds of it. The child says
+    # when counting is stored and the core call begins (the "merging" phase event), and
+    # when KeyboardInterrupt reached Python (CLOCK_MONOTONIC is one clock for all
+    # processes), so the bound measures segmenting noticing Ctrl-C. The store keeps the
+    # counting.
+    store = tmp_path / "run.sqlite"
+    script = textwrap.dedent(
+        f"""
+        import logging, random, resource, signal, time
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+        from bytebpe import Tokenizer
+        # A runner may start us with SIGINT ignored (shells ignore it in background jobs,
+        # and children inherit that); a user at a terminal has Python's handler.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        rng = random.Random(0)
+        docs = ["".join(rng.choices("ab", k=4000)) for _ in range(200)]
+        base = Tokenizer.train_from_iterator(docs, 3000, pattern="[ab]+", progress=False)
+        ab = str.maketrans("01", "ab")
+        words = {{f"{{rng.getrandbits(200_000):0200000b}}".translate(ab): 1 for _ in range(300)}}
+
+        class Phases(logging.Handler):
+            def emit(self, record):  # "merging": counted and stored, the core call next
+                if getattr(record, "phase", None) == "merging":
+                    print("merging", flush=True)
+
+        log = logging.getLogger("bytebpe.train")
+        log.addHandler(Phases())
+        log.setLevel(logging.INFO)
+        try:
+            Tokenizer.train_from_counts(words, base.vocab_size + 1, base=base,
+                                        min_frequency=1, progress=False, store={str(store)!r})
+        except KeyboardInterrupt:
+            print("caught", time.monotonic(), flush=True)
+            raise
+        print("finished", flush=True)
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    assert line == "merging", (line, proc.stderr.read() if proc.stderr else "")
+    time.sleep(0.5)  # into segmenting, which the core call starts with
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("Ctrl-C did not stop training")
+    assert "finished" not in out, "segmenting ended before Ctrl-C: make the words longer"
+    caught = float(out.split("caught", 1)[1].split()[0])
+    # Rounds of segmenting aim at 25 ms; the bound leaves room for a loaded machine and
+    # is well below what is left of segmenting (seconds) when Ctrl-C is not seen.
+    assert caught - sent < 1.0
+    assert "KeyboardInterrupt" in err and proc.returncode != 0
+    # Nothing done is lost: the store holds the finished counting (all 300 words),
+    # undamaged, for a resumed run to start merging from.
+    stored = store_read.read(store)
+    assert stored.counting_finished and stored.merges == [] and stored.meta["complete"] == "0"
+    assert stored.snapshot is not None and stored.fingerprint is not None
+    counter = WordCounter("[ab]+", [], None, False, None)
+    counter.restore(stored.snapshot, stored.ledger["counting"], stored.fingerprint)
+    assert counter.distinct_words == 300

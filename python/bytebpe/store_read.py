@@ -9,9 +9,11 @@ from __future__ import annotations
 import builtins
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import urllib.parse
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,7 @@ from bytebpe.errors import CorruptTokenizerError, StoreError
 from bytebpe.store_rows import (
     FORMAT,
     I64,
+    MERGE_ROW,
     META_KEYS,
     TABLES,
     U32,
@@ -28,7 +31,6 @@ from bytebpe.store_rows import (
     TokenTable,
     chunk_sum,
     damaged,
-    merge_sum,
     row_sum,
     shown,
 )
@@ -269,30 +271,45 @@ def _read_ledger(conn: sqlite3.Connection, run: StoredRun) -> None:
 def _read_merges(conn: sqlite3.Connection, run: StoredRun) -> None:
     """The merge log: each row's values, its token bytes (the bytes of its parts joined)
     and its sum (chained). The ids' order rule is checked where the log is replayed
-    (`Vocab::extend` when loading, the merge loop when resuming)."""
-    tokens = TokenTable.of_start(
+    (`Vocab::extend` when loading, the merge loop when resuming).
+
+    This loop is most of a load, so the common row takes one path of local names: its
+    values' types and ranges in one expression, its token a new id joined from two
+    tokens in the table, its sum computed inline (what `merge_sum` computes). Any other
+    row goes through the checks that name the field (`_checked_merge`,
+    `TokenTable.join`); a row that fails is read again by them for the message."""
+    table = TokenTable.of_start(
         run.meta.get("start_state"), RowChecker(run.where, "meta row 'start_state'")
     )
+    tokens, join = table.tokens, table.join
     chain = 0
-    join, merges = tokens.join, run.merges
+    earliest, latest = math.inf, -math.inf  # the merges' times, read in the same pass
+    merges: list[MergeEntry] = []
+    append, add_token = merges.append, tokens.append
+    pack, crc32, u32, i64, blob = MERGE_ROW.pack, zlib.crc32, U32, I64, builtins.bytes
     rows = conn.execute(
         "SELECT rank, left_id, right_id, token_id, token, count, phase, time, sum "
         "FROM merges ORDER BY rank"
     )
-    for expected, row in enumerate(rows):
-        rank, left, right, token, data, count, phase, when, stored = row
-        # The common case in one expression (this loop is most of a load); anything else
-        # goes through the checks that name the field.
+    for expected, (rank, left, right, token, data, count, phase, when, stored) in enumerate(rows):
         if not (
-            rank == expected and type(left) is int and 0 <= left < U32
-            and type(right) is int and 0 <= right < U32 and type(token) is int
-            and 0 <= token < U32 and type(data) is builtins.bytes and type(count) is int
-            and 0 <= count < I64 and type(phase) is int and 0 <= phase < I64
+            rank == expected and type(left) is int and 0 <= left < u32
+            and type(right) is int and 0 <= right < u32 and type(token) is int
+            and 0 <= token < u32 and type(data) is blob and type(count) is int
+            and 0 <= count < i64 and type(phase) is int and 0 <= phase < i64
             and type(when) is float and when - when == 0.0  # finite
         ):
-            left, right, token, count = _checked_merge(run.where, expected, row)
-        joined = join(left, right, token)
-        chain = merge_sum(chain, rank, left, right, token, data, count, phase, when)
+            left, right, token, count = _checked_merge(
+                run.where, expected, (rank, left, right, token, data, count, phase, when))
+        n = len(tokens)
+        if token == n and left < n and right < n and tokens[left] and tokens[right]:
+            new = tokens[left] + tokens[right]
+            add_token(new)
+            joined: builtins.bytes | str = new
+        else:  # an existing token, ids skipped for special tokens, or a bad row
+            joined = join(left, right, token)
+        chain = crc32(data, crc32(pack(rank, left, right, token, count, phase, when,
+                                       len(data)), chain))
         if joined != data or chain != stored:
             check = RowChecker(run.where, f"merges rank {rank}")
             if joined != data:
@@ -301,17 +318,22 @@ def _read_merges(conn: sqlite3.Connection, run: StoredRun) -> None:
                     "of the three was changed)"
                 ))
             check.sum(stored, chain, "left_id, right_id, token_id, token, count, phase, time")
-        merges.append((left, right, token, count))
+        append((left, right, token, count))
+        if when < earliest:
+            earliest = when
+        if when > latest:
+            latest = when
+    run.merges = merges
     run.merges_sum = chain
-    run.tokens = tokens
-    if run.merges:
-        run.merge_times = conn.execute("SELECT min(time), max(time) FROM merges").fetchone()
+    run.tokens = table
+    if merges:
+        run.merge_times = (earliest, latest)
 
 
 def _checked_merge(where: str, expected: int, row: tuple[Any, ...]) -> tuple[int, int, int, int]:
     """A merge row's values checked one by one: raises naming the first bad one, or
     returns (left, right, token, count) (a count from 2**63 is stored as text)."""
-    rank, left, right, token, data, count, phase, when, _ = row
+    rank, left, right, token, data, count, phase, when = row
     if rank != expected:
         raise damaged(where, f"merges rank {expected}", "it is missing")
     check = RowChecker(where, f"merges rank {rank}")

@@ -62,10 +62,11 @@ I64 = 2**63
 
 _LENGTH = struct.Struct("<cQ")
 _FLOAT = struct.Struct("<d")
-# rank, left, right, token, count, phase, time, length of the token's bytes
-_MERGE = struct.Struct("<QIIIQQdQ")
+# A merge row as its sum covers it: rank, left, right, token, count, phase, time, the
+# length of the token's bytes (`merge_sum`; the store's reader inlines it).
+MERGE_ROW = struct.Struct("<QIIIQQdQ")
 _CHUNK = struct.Struct("<QQ")
-_pack_merge, _crc32 = _MERGE.pack, zlib.crc32  # bound once: merge_sum runs per merge
+_pack_merge, _crc32 = MERGE_ROW.pack, zlib.crc32  # bound once: merge_sum runs per merge
 
 
 def damaged(where: str, row: str, what: str) -> CorruptTokenizerError:

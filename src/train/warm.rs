@@ -1,34 +1,77 @@
 //! Starting from an existing tokenizer: segmenting words under its vocabulary, seed
 //! merges, and appending new merges while every existing id stays where it is.
 
+use std::time::{Duration, Instant};
+
 use rayon::prelude::*;
 
 use crate::encode::encode_piece;
 use crate::error::{Error, Result};
-use crate::parallel;
 use crate::vocab::{Growth, MergeRecord, Vocab};
-use crate::{Rank, Tokenizer};
+use crate::{interrupt, parallel, Rank, Tokenizer};
+
+/// How long a round of segmenting aims to take: the calling thread checks for Ctrl-C
+/// between rounds (pool workers cannot), and the pool waits for a round's last word once
+/// per round. Rounds start at [`FIRST_ROUND_BYTES`] of words and double or halve toward
+/// this, since a byte costs from nanoseconds (short words) to microseconds (long pieces
+/// under a deep vocabulary).
+const ROUND_TIME: Duration = Duration::from_millis(25);
+const FIRST_ROUND_BYTES: usize = 64 << 10;
+const MAX_ROUND_BYTES: usize = 64 << 20;
+/// Under the 256 bytes alone (a plain map), bytes mapped between two interrupt steps.
+const STEP_BYTES: usize = 64 << 10;
 
 /// Each word as the tokens `vocab` encodes it to: true rank-ordered BPE, as `encode`
 /// does (not greedy longest match), so training continues from what encoding gives.
-pub fn segment(words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Vec<(Vec<Rank>, u64)> {
+/// Ctrl-C stops it between rounds (see [`ROUND_TIME`]; one word is not cut short). A
+/// stopped call keeps nothing: merging has not started, and the counts are the caller's
+/// (the store's). The result does not depend on the rounds: each word is encoded alone.
+pub fn segment(mut words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Result<Vec<(Vec<Rank>, u64)>> {
     if vocab.n_tokens() == 256 {
+        // Collected in place (the ids reuse the words' allocation); one interrupt step per
+        // STEP_BYTES, not per word, keeps this loop as it was.
+        let mut since = 0;
         return words
             .into_iter()
-            .map(|(bytes, n)| (bytes.iter().map(|&b| vocab.byte_rank(b)).collect(), n))
+            .map(|(bytes, n)| {
+                since += bytes.len();
+                if since >= STEP_BYTES {
+                    interrupt::step(std::mem::take(&mut since))?;
+                }
+                Ok((bytes.iter().map(|&b| vocab.byte_rank(b)).collect(), n))
+            })
             .collect();
     }
+    let mut out = Vec::with_capacity(words.len());
     // On the project's pool, never Rayon's global one (see `parallel`).
-    parallel::pool(None).install(|| {
-        words
-            .into_par_iter()
-            .map(|(bytes, n)| {
+    let pool = parallel::pool(None);
+    let (mut start, mut round_bytes) = (0, FIRST_ROUND_BYTES);
+    while start < words.len() {
+        let (mut end, mut bytes) = (start, 0);
+        while end < words.len() && bytes < round_bytes {
+            bytes += words[end].0.len();
+            end += 1;
+        }
+        let began = Instant::now();
+        pool.install(|| {
+            out.par_extend(words[start..end].par_iter_mut().map(|(bytes, n)| {
+                // Each word's bytes are freed once encoded, as the round goes.
+                let bytes = std::mem::take(bytes);
                 let mut ids = Vec::with_capacity(bytes.len());
                 encode_piece(vocab, &bytes, &mut ids);
-                (ids, n)
-            })
-            .collect()
-    })
+                (ids, *n)
+            }));
+        });
+        let took = began.elapsed();
+        if took < ROUND_TIME / 2 {
+            round_bytes = (round_bytes * 2).min(MAX_ROUND_BYTES);
+        } else if took > ROUND_TIME * 2 {
+            round_bytes = (round_bytes / 2).max(1);
+        }
+        interrupt::step(usize::MAX)?; // a forced look: the check runs if it is due
+        start = end;
+    }
+    Ok(out)
 }
 
 /// `start` with `merges` appended (new ids skip its special ids) and `new_specials` after
@@ -119,4 +162,57 @@ fn encode_local(growth: &Growth, bytes: &[u8]) -> Vec<Rank> {
         parts[i].extend(right);
     }
     parts.iter().map(|p| growth.id(p).expect("every part is a token")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stop() -> Result<()> {
+        Err(Error::Interrupted)
+    }
+
+    /// Words of a few bytes over "ab", `total` bytes in all, and a vocabulary that
+    /// merges "aa" and "ab" (so segmenting encodes, rather than mapping bytes).
+    fn words_and_vocab(total: usize) -> (Vec<(Vec<u8>, u64)>, Vocab) {
+        let words = (0..total / 8)
+            .map(|i| ((0..8).map(|k| if (i >> k) & 1 == 1 { b'a' } else { b'b' }).collect(), 1))
+            .collect();
+        let (a, b) = (Rank::from(b'a'), Rank::from(b'b'));
+        let merges = vec![
+            MergeRecord { left: a, right: a, token: 256, count: 0 },
+            MergeRecord { left: a, right: b, token: 257, count: 0 },
+        ];
+        (words, Vocab::from_merges(merges, &[]).unwrap())
+    }
+
+    #[test]
+    fn segmenting_encodes_each_word_in_order() {
+        let (words, vocab) = words_and_vocab(3 * FIRST_ROUND_BYTES + 24);
+        let got = segment(words.clone(), &vocab).unwrap();
+        assert_eq!(got.len(), words.len());
+        for ((bytes, n), (ids, m)) in words.iter().zip(&got) {
+            let mut want = Vec::new();
+            encode_piece(&vocab, bytes, &mut want);
+            assert_eq!((ids, m), (&want, n));
+        }
+    }
+
+    #[test]
+    fn ctrl_c_stops_segmenting_under_either_vocabulary() {
+        // More than one round (or, for the 256 bytes, one step): the check runs and
+        // stops the call.
+        let (words, vocab) = words_and_vocab(2 * FIRST_ROUND_BYTES.max(STEP_BYTES));
+        assert_eq!(
+            interrupt::with_check(stop, || segment(words.clone(), &vocab)),
+            Err(Error::Interrupted)
+        );
+        let bytes = Vocab::bytes_only();
+        assert_eq!(
+            interrupt::with_check(stop, || segment(words.clone(), &bytes)),
+            Err(Error::Interrupted)
+        );
+        let n = words.len();
+        assert_eq!(segment(words, &bytes).map(|w| w.len()), Ok(n));
+    }
 }

@@ -114,6 +114,7 @@ impl Reversed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Rng;
     use ahash::AHashMap;
 
     /// The construction this replaced: hash both sides of every split point.
@@ -137,23 +138,6 @@ mod tests {
 
     fn splits(tokens: &[Vec<u8>]) -> Vec<(Rank, Rank, Rank)> {
         token_splits(tokens).unwrap()
-    }
-
-    /// splitmix64: a seeded generator, so every run tests the same vocabularies.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
     }
 
     /// A vocabulary over a small alphabet (so prefixes, suffixes and splits abound): the

@@ -9,6 +9,12 @@ nor the special tokens, so `save_tiktoken` also writes `<path>.json`:
      "special_tokens": {text: id, ...}, "ranks_file": basename, "ranks_sha256": hex,
      "n_ranks": int}
 
+`ranks_sha256` ties the sidecar to the exact bytes of its ranks file: loading a file whose
+digest differs (edited, cut short, or another tokenizer's file left beside this sidecar)
+is a CorruptTokenizerError naming both files, rather than the other vocabulary loading
+silently with this one's pattern and special tokens. Every sidecar bytebpe has written
+carries the digest, so one without it is damaged and refused by field name.
+
 Every export is checked before it is returned: the exported encoder must give bytebpe's
 ids on the battery of stress strings (`battery.stress_texts`), or the export raises
 ValueError. tiktoken runs the same regex engine as bytebpe (fancy-regex), so built-in
@@ -23,6 +29,7 @@ import binascii
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
@@ -46,6 +53,7 @@ __all__ = [
 
 SIDECAR_FORMAT = "bytebpe-tiktoken-sidecar"
 SIDECAR_VERSION = 1
+_SHA256_HEX = re.compile("[0-9a-f]{64}")
 
 
 # ==================== Export
@@ -256,8 +264,34 @@ def _read_sidecar(path: str) -> dict[str, Any] | None:
     for text, token in at.obj(value).items():
         at.key(text).integer(token)
     value, at = top.field(meta, "ranks_sha256")
-    at.string(value)
+    if not _SHA256_HEX.fullmatch(at.string(value)):
+        raise at.expected("64 lowercase hex digits (a sha256 digest)", value)
+    value, at = top.field(meta, "n_ranks")
+    at.integer(value, MAX_ID + 1)
     return meta
+
+
+def _check_matches_sidecar(raw: bytes, n_ranks: int, meta: dict[str, Any], path: str) -> None:
+    """The ranks file must be the one the sidecar was written beside: its pattern and
+    special tokens describe that vocabulary only. The digest covers the file's exact bytes;
+    the rank count says how it differs (fewer: cut short, same: edited or another file)."""
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest == meta["ranks_sha256"]:
+        return
+    recorded = meta["n_ranks"]
+    if n_ranks < recorded:
+        how = "it has fewer ranks than recorded: truncated, or another tokenizer's file"
+    elif n_ranks > recorded:
+        how = "it has more ranks than recorded: another tokenizer's file, or lines added"
+    else:
+        how = "same number of ranks, different bytes: edited, or another tokenizer's file"
+    raise CorruptTokenizerError(
+        f"{path!r} does not match its sidecar {sidecar_path(path)!r} ({how}): the sidecar "
+        f"records {recorded:,} ranks with sha256 {meta['ranks_sha256']}, the file has "
+        f"{n_ranks:,} ranks with sha256 {digest}. The sidecar's pattern and special tokens "
+        "belong to the file it was written with; restore that file, or delete the sidecar "
+        "and pass pattern= (and special_tokens=) to load this one as it is"
+    )
 
 
 def _specials_list(specials: object, where: str) -> list[tuple[str, int]]:
@@ -338,13 +372,7 @@ def from_ranks_bytes(
         ranks = read_ranks(raw, where)
         meta = _read_sidecar(path)
         if meta is not None:
-            digest = hashlib.sha256(raw).hexdigest()
-            if digest != meta["ranks_sha256"]:
-                raise CorruptTokenizerError(
-                    f"{where} does not match its sidecar {sidecar_path(path)!r}: the sidecar "
-                    f"records sha256 {meta['ranks_sha256']}, the file has {digest} (the ranks "
-                    "file was modified, truncated, or the sidecar belongs to another file)"
-                )
+            _check_matches_sidecar(raw, len(ranks), meta, path)
         if pattern is None:
             if meta is None:
                 raise ArgumentError(
