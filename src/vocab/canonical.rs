@@ -27,8 +27,9 @@ use crate::interrupt;
 use crate::Rank;
 
 /// Tokens up to this long (with two or more splits) are encoded alone to find their
-/// canonical split, at a cost of the square of the length; longer ones keep every split.
-const CHECKED: usize = 256;
+/// canonical split, at a cost of the square of the length (so at most `CHECKED` lookups
+/// per byte of the vocabulary); longer ones, rare, keep every split.
+pub(crate) const CHECKED: usize = 64;
 
 /// The pair table of `tokens`: `splits` (every (left, right, token) triple, grouped by
 /// token, as `token_splits` lists them) cut down to each token's canonical split.
@@ -102,7 +103,7 @@ mod tests {
 
     #[test]
     fn keeps_the_split_merging_takes() {
-        // "abc" alone: "bc" (257) ranks before "ab" (256)? No: 256 first, so "ab" + "c".
+        // "abc" alone: "ab" (256) ranks before "bc" (257), so it ends with "ab" + "c".
         let v = vocab(&[b"ab", b"bc", b"abc"]);
         let (a, c) = (b'a' as Rank, b'c' as Rank);
         assert_eq!(v.pair_rank(256, c), Some(258));
@@ -126,5 +127,18 @@ mod tests {
         assert_eq!(v.pair_rank(b'c' as Rank, 257), Some(260));
         assert_eq!(v.pair_rank(259, b'e' as Rank), None);
         assert_eq!(v.pair_rank(258, 259), Some(261));
+    }
+
+    #[test]
+    fn tokens_over_the_checked_length_keep_every_split() {
+        let runs: Vec<Vec<u8>> = (2..=70).map(|k| vec![b'a'; k]).collect();
+        let v = vocab(&runs.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        let kept = |k: usize| {
+            let id = v.rank(&vec![b'a'; k]).unwrap();
+            let a = |i: usize| v.rank(&vec![b'a'; i]).unwrap();
+            (1..k).filter(|&i| v.pair_rank(a(i), a(k - i)) == Some(id)).count()
+        };
+        assert_eq!((kept(super::CHECKED), kept(super::CHECKED + 1)), (1, super::CHECKED));
+        assert_eq!(kept(70), 69);
     }
 }

@@ -7,6 +7,8 @@ mod lookup;
 mod pairs;
 mod splits;
 
+#[cfg(test)]
+pub(crate) use canonical::CHECKED as CHECKED_SPLIT_LEN;
 pub use growth::{next_free, Growth, Joined, TokenBytes};
 pub use lookup::hash as hash_bytes;
 use lookup::TokenLookup;
