@@ -1,11 +1,14 @@
 //! The mergeable vocabulary: token bytes by id, ids by bytes, and the merge log that
 //! made them ([`MergeRecord`]); [`Growth`] adds tokens to it.
 
+mod canonical;
 mod growth;
 mod lookup;
 mod pairs;
 mod splits;
 
+#[cfg(test)]
+pub(crate) use canonical::CHECKED as CHECKED_SPLIT_LEN;
 pub use growth::{next_free, Growth, Joined, TokenBytes};
 pub use lookup::hash as hash_bytes;
 use lookup::TokenLookup;
@@ -50,8 +53,9 @@ pub struct Vocab {
     merges: Vec<MergeRecord>,
     /// Id by token bytes again, in the layout encoding's whole-piece lookup wants.
     lookup: TokenLookup,
-    /// Every way to write a token as two tokens: (left, right) -> the token. Encoding
-    /// joins parts through this instead of hashing their bytes.
+    /// (left, right) -> the token they join into, for each token's canonical split (the
+    /// one merging can take, `canonical.rs`). Encoding joins parts through this instead of
+    /// hashing their bytes.
     pairs: PairTable,
     /// The id of each single byte.
     bytes: [Rank; 256],
@@ -129,8 +133,9 @@ impl Vocab {
     }
 
     /// The vocabulary of `tokens` (`ranks` their ids by bytes, checked unique), with the
-    /// pair table of every split of every token into two tokens, found in time linear in
-    /// the total token bytes (`splits.rs`). Interruptible (see [`interrupt`]).
+    /// pair table: every split of every token into two tokens, found in time linear in
+    /// the total token bytes (`splits.rs`), cut down to the one split merging can take
+    /// (`canonical.rs`). Interruptible (see [`interrupt`]).
     fn assemble(
         tokens: Vec<Vec<u8>>,
         ranks: AHashMap<Vec<u8>, Rank>,
@@ -147,16 +152,8 @@ impl Vocab {
         merges: Vec<MergeRecord>,
         splits: Vec<(Rank, Rank, Rank)>,
     ) -> Result<Self> {
-        // Sized once, so the table is as small (cache-friendly) as its load factor allows.
-        let mut pairs = PairTable::with_capacity(splits.len());
-        // A vocabulary with a split at every byte of long tokens has tens of millions.
-        for chunk in splits.chunks(1 << 12) {
-            interrupt::step(chunk.len())?;
-            for &(l, r, id) in chunk {
-                pairs.insert(l, r, id);
-            }
-        }
         let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
+        let pairs = canonical::pair_table(&tokens, &bytes, &splits)?;
         let holes = tokens.iter().filter(|t| t.is_empty()).count();
         let lookup = TokenLookup::new(&tokens);
         // Ids from 1, so 0 never names a vocabulary.
@@ -238,7 +235,9 @@ impl Vocab {
         &self.ranks
     }
 
-    /// The token whose bytes are `left`'s then `right`'s, if any.
+    /// The token that merging `left` and `right` makes: their joined bytes' token when
+    /// (left, right) is its canonical split, the only one merging can take; None for any
+    /// other pair (`canonical.rs`).
     #[inline]
     pub fn pair_rank(&self, left: Rank, right: Rank) -> Option<Rank> {
         self.pairs.get(left, right)
