@@ -18,6 +18,7 @@ pub mod feed;
 mod long;
 pub mod merge;
 mod order;
+mod pair_ids;
 mod pairs;
 mod pieces;
 mod prune;
@@ -125,7 +126,7 @@ pub fn train(
         // merge loop allocates its own (docs/design.md, "Memory budget").
         budget::release_free_memory();
     }
-    let words = warm::segment(words, start.vocab());
+    let words = warm::segment(words, start.vocab())?;
     let growth = start.vocab().growth(&start.special_ids());
     let (growth, merges) = merge::train(words, growth, stop, replay, observe)?;
     warm::with_specials(start, growth.finish(merges)?, &new_specials)

@@ -3,23 +3,23 @@
 
 use rayon::prelude::*;
 
+use super::arena::WordArena;
 use crate::encode::encode_piece;
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::vocab::{Growth, MergeRecord, Vocab};
 use crate::{Rank, Tokenizer};
 
-/// Each word as the tokens `vocab` encodes it to: true rank-ordered BPE, as `encode`
-/// does (not greedy longest match), so training continues from what encoding gives.
-pub fn segment(words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Vec<(Vec<Rank>, u64)> {
+/// The merge loop's words: each word as the tokens `vocab` encodes it to, true
+/// rank-ordered BPE, as `encode` does (not greedy longest match), so training continues
+/// from what encoding gives. Over bytes alone, each byte's rank, written straight into
+/// the arena.
+pub fn segment(words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Result<WordArena> {
     if vocab.n_tokens() == 256 {
-        return words
-            .into_iter()
-            .map(|(bytes, n)| (bytes.iter().map(|&b| vocab.byte_rank(b)).collect(), n))
-            .collect();
+        return WordArena::of_bytes(words, |b| vocab.byte_rank(b));
     }
     // On the project's pool, never Rayon's global one (see `parallel`).
-    parallel::pool(None).install(|| {
+    let words = parallel::pool(None).install(|| {
         words
             .into_par_iter()
             .map(|(bytes, n)| {
@@ -28,7 +28,8 @@ pub fn segment(words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Vec<(Vec<Rank>, u64
                 (ids, n)
             })
             .collect()
-    })
+    });
+    WordArena::new(words)
 }
 
 /// `start` with `merges` appended (new ids skip its special ids) and `new_specials` after
