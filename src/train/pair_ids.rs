@@ -2,10 +2,11 @@
 //! slots, and deletion by shifting later entries back (no tombstones).
 //!
 //! The loop inserts and removes pairs all the time (a merge's new pairs come, the pairs
-//! it takes to zero go). A general hash map marks removed slots as deleted and rebuilds
-//! the whole table in place once they pile up; with backward-shift deletion a removal
-//! leaves the table as if the pair had never been inserted, so nothing piles up. The key
-//! is the two token ids in one `u64`, mixed by one 64×64→128-bit multiply.
+//! it takes to zero go). With backward-shift deletion a removal leaves the table as if
+//! the pair had never been inserted, so no deleted markers pile up and probes stay as
+//! short as the load allows. A lookup reads one slot array (a general map reads a
+//! control-byte group, then the slot). The key is the two token ids in one `u64`, mixed
+//! by one 64×64→128-bit multiply.
 
 use super::rewrite::Pair;
 use crate::hash_parts::fold;
