@@ -58,8 +58,6 @@ struct Merger {
     words: WordArena,
     /// The words of `LONG_WORD` tokens or more, merged by position (`long.rs`).
     long: LongWords,
-    /// How often each word occurs.
-    word_counts: Vec<u64>,
     /// The tokens so far.
     growth: Tokens,
     /// The tokens' byte-order keys, which the heap compares ties by.
@@ -89,14 +87,14 @@ struct Merger {
 /// merges are recomputed and must match record for record, then training goes on. Only
 /// merges past `replay` are reported as new.
 pub fn train(
-    words: Vec<(Vec<Rank>, u64)>,
+    words: WordArena,
     growth: Tokens,
     stop: StopRule,
     replay: &[MergeRecord],
     observe: &mut Observer<'_>,
 ) -> Result<(Tokens, Vec<MergeRecord>)> {
     let threads = stop.threads.unwrap_or_else(parallel::default_threads);
-    let mut merger = Merger::new(words, growth, threads, stop.min_frequency)?;
+    let mut merger = Merger::new(words, growth, threads, stop.min_frequency);
     merger.count_pairs(&mut |created| observe(Progress { created, new_merges: &[] }))?;
     merger.long = LongWords::of(&merger.words);
     let mut merges = Vec::new();
@@ -149,18 +147,11 @@ pub fn train(
 }
 
 impl Merger {
-    fn new(
-        words: Vec<(Vec<Rank>, u64)>,
-        growth: Tokens,
-        threads: usize,
-        min_frequency: u64,
-    ) -> Result<Self> {
-        let (words, word_counts) = WordArena::new(words)?;
+    fn new(words: WordArena, growth: Tokens, threads: usize, min_frequency: u64) -> Self {
         let order = ByteOrder::of(&growth);
-        Ok(Self {
+        Self {
             words,
             long: LongWords::default(),
-            word_counts,
             growth,
             order,
             pairs: PairIndex::default(),
@@ -170,7 +161,7 @@ impl Merger {
             near: NearIds::default(),
             rewritten: Rewritten::default(),
             scratch: Default::default(),
-        })
+        }
     }
 
     fn count_pairs(&mut self, observe: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
@@ -179,7 +170,7 @@ impl Merger {
         // a word often starts as the one before it did, and a match skips a hash lookup.
         let mut seen: Vec<(Pair, u32)> = Vec::new();
         for w in 0..self.words.len() as u32 {
-            let n = self.word_counts[w as usize];
+            let n = self.words.count(w);
             for (i, pair) in self.words.word(w).windows(2).enumerate() {
                 let pair = (pair[0], pair[1]);
                 let id = match seen.get(i) {
@@ -275,42 +266,38 @@ impl Merger {
             word_ids.sort_unstable();
         }
         word_ids.dedup();
-        let long = (!self.long.is_empty()).then(|| {
-            let changes = self.long.merge(&word_ids, &self.word_counts, pair, token);
-            word_ids.retain(|w| !self.long.contains(*w));
-            changes
-        });
+        let long =
+            (!self.long.is_empty()).then(|| self.long.merge(&word_ids, &self.words, pair, token));
+        // The long words are merged above; the rewrite skips them.
+        let long_words = &self.long;
+        let is_long = |w: u32| long_words.contains(w);
         let chunks: Vec<Rewritten> = if word_ids.len() >= PARALLEL_WORDS && self.threads > 1 {
+            // Each chunk's words are a run of the arena of their own, rewritten in place.
             let chunk = word_ids.len().div_ceil(self.threads * 4);
-            let words = &self.words;
+            let cuts: Vec<u32> = word_ids.chunks(chunk).skip(1).map(|ids| ids[0]).collect();
+            let runs = self.words.runs_mut(&cuts);
             parallel::pool(Some(self.threads)).install(|| {
-                word_ids
-                    .par_chunks(chunk)
-                    .map(|ids| {
+                runs.into_par_iter()
+                    .zip(word_ids.par_chunks(chunk))
+                    .map(|(mut run, ids)| {
                         let mut out = Rewritten::default();
-                        rewrite(words, ids, pair, token, &mut out);
+                        rewrite(&mut run, ids, is_long, pair, token, &mut out);
                         out
                     })
                     .collect()
             })
         } else {
             let mut out = std::mem::take(&mut self.rewritten);
-            rewrite(&self.words, &word_ids, pair, token, &mut out);
+            rewrite(&mut self.words.all_mut(), &word_ids, is_long, pair, token, &mut out);
             vec![out]
         };
         let (mut gone, mut risen) = std::mem::take(&mut self.scratch);
         for out in &chunks {
-            let mut start = 0;
-            for &(w, end) in &out.words {
-                // Each occurrence merged shortens the word by one token.
-                let merged = self.words.shorten(w, &out.tokens[start..end]) as u64;
-                let n = self.word_counts[w as usize];
-                if self.pairs.lose(merged_id, merged * n) == 0 {
-                    gone.push((pair, merged_id));
-                }
-                start = end;
+            // Each occurrence merged shortened its word by one token.
+            if self.pairs.lose(merged_id, out.merged) == 0 {
+                gone.push((pair, merged_id));
             }
-            for &(p, w) in &out.lost {
+            for &(p, n) in &out.lost {
                 // Every loss but the merged pair's is (x, a) or (b, y) for a merge of (a, b).
                 let pairs = &self.pairs;
                 let id = match p {
@@ -323,7 +310,7 @@ impl Merger {
                 let id = id.ok_or_else(|| {
                     Error::Corrupt(format!("a word loses the pair {p:?}, which is not counted"))
                 })?;
-                if self.pairs.lose(id, self.word_counts[w as usize]) == 0 {
+                if self.pairs.lose(id, n) == 0 {
                     gone.push((p, id));
                 }
             }
@@ -346,7 +333,7 @@ impl Merger {
                 };
                 let pairs = &mut self.pairs;
                 let id = self.near.id(side, other, || pairs.id_or_insert(p));
-                if !self.pairs.gain(id, self.word_counts[w as usize], w) {
+                if !self.pairs.gain(id, self.words.count(w), w) {
                     return Err(self.overflow(p));
                 }
                 if self.pairs.mark(id) {

@@ -18,6 +18,7 @@ pub mod feed;
 mod long;
 pub mod merge;
 mod order;
+mod pair_ids;
 mod pairs;
 mod pieces;
 mod prune;

@@ -3,9 +3,9 @@
 //! reaches both. Ids of pairs that vanish are reused, so the arrays stay as long as the
 //! most pairs present at once.
 
-use ahash::AHashMap;
 use smallvec::SmallVec;
 
+use super::pair_ids::PairIds;
 use super::rewrite::Pair;
 
 /// The words a pair occurs in. Most pairs occur in a few words (about half in one), so
@@ -16,7 +16,7 @@ pub type WordList = SmallVec<[u32; 4]>;
 #[derive(Default)]
 pub struct PairIndex {
     /// The id of every pair with a positive count.
-    ids: AHashMap<Pair, u32>,
+    ids: PairIds,
     /// The count of the pair with each id (0 for a free id).
     counts: Vec<u64>,
     /// The words the pair with each id occurs in, ascending with no repeats when built,
@@ -34,7 +34,7 @@ impl PairIndex {
     /// The id of `pair`, if it is present.
     #[inline]
     pub fn id(&self, pair: Pair) -> Option<u32> {
-        self.ids.get(&pair).copied()
+        self.ids.get(pair)
     }
 
     /// The id of `pair`, given a fresh one (count 0, no words) if it is not present.
@@ -42,7 +42,7 @@ impl PairIndex {
     pub fn id_or_insert(&mut self, pair: Pair) -> u32 {
         let (counts, words, free, marks) =
             (&mut self.counts, &mut self.words, &mut self.free, &mut self.marks);
-        *self.ids.entry(pair).or_insert_with(|| match free.pop() {
+        self.ids.get_or_insert(pair, || match free.pop() {
             Some(id) => id,
             None => {
                 counts.push(0);
@@ -126,7 +126,7 @@ impl PairIndex {
     /// Forgets `pair` (id `id`) if its count is 0: no word holds it any more, so its word
     /// list is all stale; the id is free for the next new pair.
     pub fn drop_if_gone(&mut self, pair: Pair, id: u32) {
-        if self.counts[id as usize] == 0 && self.ids.remove(&pair).is_some() {
+        if self.counts[id as usize] == 0 && self.ids.remove(pair).is_some() {
             self.words[id as usize] = WordList::new();
             self.free.push(id);
         }
@@ -134,7 +134,7 @@ impl PairIndex {
 
     /// Every present pair and its count (in no particular order).
     pub fn counts(&self) -> impl Iterator<Item = (Pair, u64)> + '_ {
-        self.ids.iter().map(|(&p, &id)| (p, self.counts[id as usize]))
+        self.ids.iter().map(|(p, id)| (p, self.counts[id as usize]))
     }
 }
 

@@ -1,81 +1,107 @@
 //! Rewriting words for one merge: every occurrence of a pair replaced by its token, left
-//! to right without overlap, and every pair occurrence that goes or comes with it.
+//! to right without overlap, in place, and every pair occurrence that goes or comes with
+//! it.
 //!
-//! Words are read, never written, so chunks of a large merge can be rewritten on several
-//! threads; the caller applies each chunk's result in word order.
+//! A rewrite writes only the words it is given, in a run of the arena of its own, so runs
+//! of a large merge can be rewritten on several threads; the caller applies each run's
+//! count changes in word order.
 
-use super::arena::WordArena;
+use super::arena::WordsMut;
 use crate::Rank;
 
 /// Two adjacent token ids.
 pub type Pair = (Rank, Rank);
 
-/// What rewriting some words gives. Buffers are reused from merge to merge.
+/// The count changes rewriting some words gives. Buffers are reused from merge to merge.
 #[derive(Default)]
 pub struct Rewritten {
-    /// (word, end of its new tokens in `tokens`) for each word that held the pair, in
-    /// the order given.
-    pub words: Vec<(u32, usize)>,
-    /// The rewritten words' tokens, back to back.
-    pub tokens: Vec<Rank>,
-    /// (pair, word): one occurrence of the pair left the word (every old pair touching a
-    /// merged position but the merged pair itself: each of its occurrences shortens the
-    /// word by one token, so the caller takes them from the length).
-    pub lost: Vec<(Pair, u32)>,
+    /// Occurrences of the merged pair that went, weighted by word count (each shortened
+    /// its word by one token). At most the pair's count, so it fits a `u64`.
+    pub merged: u64,
+    /// (pair, word count): one occurrence of the pair left a word (every old pair
+    /// touching a merged position but the merged pair itself, counted in `merged`).
+    pub lost: Vec<(Pair, u64)>,
     /// (pair, word): one occurrence of the pair appeared in the word (every new pair
     /// touching a merged token).
     pub gained: Vec<(Pair, u32)>,
 }
 
-impl Rewritten {
-    fn clear(&mut self) {
-        self.words.clear();
-        self.tokens.clear();
-        self.lost.clear();
-        self.gained.clear();
-    }
-}
+/// How many words ahead a rewrite fetches tokens (and twice as far, entries).
+const AHEAD: usize = 8;
 
-/// Rewrites the words `word_ids` of `arena` with `pair` replaced by `token` into `out`
-/// (cleared first). Words that no longer hold the pair are skipped.
-pub fn rewrite(arena: &WordArena, word_ids: &[u32], pair: Pair, token: Rank, out: &mut Rewritten) {
-    out.clear();
-    for &w in word_ids {
-        let word = arena.word(w);
+/// Rewrites the words `word_ids` of `words` in place with `pair` replaced by `token`,
+/// recording the changes in `out` (cleared first). Words that no longer hold the pair,
+/// and words `skip` names (the long ones, merged elsewhere), are left as they are.
+pub fn rewrite(
+    words: &mut WordsMut<'_>,
+    word_ids: &[u32],
+    skip: impl Fn(u32) -> bool,
+    pair: Pair,
+    token: Rank,
+    out: &mut Rewritten,
+) {
+    out.merged = 0;
+    out.lost.clear();
+    out.gained.clear();
+    for (i, &w) in word_ids.iter().enumerate() {
+        // Each visit waits on memory (the word's entry, then its tokens) more than it
+        // computes: fetch both a few words ahead.
+        if let Some(&ahead) = word_ids.get(i + 2 * AHEAD) {
+            words.prefetch_entry(ahead);
+        }
+        if let Some(&ahead) = word_ids.get(i + AHEAD) {
+            words.prefetch_tokens(ahead);
+        }
+        if skip(w) {
+            continue;
+        }
+        let n = words.count(w);
+        let word = words.word_mut(w);
         // Many words listed for a pair no longer hold it (an earlier merge took it): a
         // plain scan answers for them without writing anything.
         let Some(first) = word.windows(2).position(|p| p[0] == pair.0 && p[1] == pair.1) else {
             continue;
         };
-        out.tokens.extend_from_slice(&word[..first]);
-        replace_from(word, first, w, pair, token, out);
-        out.words.push((w, out.tokens.len()));
+        let len = replace_from(word, first, (w, n), pair, token, out);
+        out.merged += n * (word.len() - len) as u64;
+        words.set_len(w, len);
     }
 }
 
-/// Appends `word[first..]` with `pair` replaced by `token` (left to right, without
-/// overlap; `first` is its first occurrence) to `out.tokens`, and records each old pair
-/// touching a merged position as lost and each new pair touching a merged token as
-/// gained, once per occurrence, in word `w`.
-fn replace_from(word: &[Rank], first: usize, w: u32, pair: Pair, token: Rank, out: &mut Rewritten) {
+/// Rewrites `word[first..]` in place with `pair` replaced by `token` (left to right,
+/// without overlap; `first` is its first occurrence), recording each old pair touching a
+/// merged position as lost and each new pair touching a merged token as gained, once per
+/// occurrence, for word `w` of count `n`. Returns the word's new length.
+///
+/// Tokens are written at `write` while read at `i >= write`, and an old pair is read
+/// before anything is written over it: the token before `i` is still the old one, since
+/// either nothing merged yet (it was copied onto itself) or `write < i` (not yet written).
+fn replace_from(
+    word: &mut [Rank],
+    first: usize,
+    (w, n): (u32, u64),
+    pair: Pair,
+    token: Rank,
+    out: &mut Rewritten,
+) -> usize {
     // Old positions before `merged_until` are merged up to there (so the pair ending at
     // it is already counted as lost); `last_merged` says the last token written is one.
     let (mut merged_until, mut last_merged) = (0, false);
-    let mut i = first;
+    let (mut i, mut write) = (first, first);
     while i < word.len() {
         if i + 1 < word.len() && word[i] == pair.0 && word[i + 1] == pair.1 {
             if i > 0 && merged_until != i {
-                out.lost.push(((word[i - 1], word[i]), w));
+                out.lost.push(((word[i - 1], word[i]), n));
             }
             if i + 2 < word.len() {
-                out.lost.push(((word[i + 1], word[i + 2]), w));
+                out.lost.push(((word[i + 1], word[i + 2]), n));
             }
             // The pair this token makes with the one before it (the one after comes
             // with the next token written).
-            if let Some(&before) = out.tokens.last().filter(|_| i > 0) {
-                out.gained.push(((before, token), w));
+            if write > 0 {
+                out.gained.push(((word[write - 1], token), w));
             }
-            out.tokens.push(token);
+            word[write] = token;
             merged_until = i + 2;
             last_merged = true;
             i += 2;
@@ -83,28 +109,52 @@ fn replace_from(word: &[Rank], first: usize, w: u32, pair: Pair, token: Rank, ou
             if last_merged {
                 out.gained.push(((token, word[i]), w));
             }
-            out.tokens.push(word[i]);
+            word[write] = word[i];
             last_merged = false;
             i += 1;
         }
+        write += 1;
     }
+    write
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::train::arena::WordArena;
 
     #[test]
     fn overlapping_occurrences_merge_left_to_right() {
-        let (arena, _) =
-            WordArena::new(vec![(vec![1, 1, 1, 2], 1), (vec![3, 4], 1), (vec![2, 1, 1], 1)])
-                .unwrap();
+        let words = vec![(vec![1, 1, 1, 2], 1), (vec![3, 4], 2), (vec![2, 1, 1], 3)];
+        let mut arena = WordArena::new(words).unwrap();
         let mut out = Rewritten::default();
-        rewrite(&arena, &[0, 1, 2], (1, 1), 9, &mut out);
-        assert_eq!(out.words, [(0, 3), (2, 5)]);
-        assert_eq!(out.tokens, [9, 1, 2, 2, 9]);
+        rewrite(&mut arena.all_mut(), &[0, 1, 2], |_| false, (1, 1), 9, &mut out);
+        assert_eq!(arena.word(0), [9, 1, 2]);
+        assert_eq!(arena.word(1), [3, 4]);
+        assert_eq!(arena.word(2), [2, 9]);
+        assert_eq!(out.merged, 1 + 3);
         // Word 0 loses the (1, 1) at 1 (the one at 0 is merged: not listed), not (1, 2).
-        assert_eq!(out.lost, [((1, 1), 0), ((2, 1), 2)]);
+        assert_eq!(out.lost, [((1, 1), 1), ((2, 1), 3)]);
         assert_eq!(out.gained, [((9, 1), 0), ((2, 9), 2)]);
+    }
+
+    /// In place, a merged token lands where the old tokens before it were already moved
+    /// left: each lost and gained pair must still be read from the old word.
+    #[test]
+    fn rewriting_in_place_reads_the_old_tokens() {
+        let words = vec![(vec![5, 1, 2, 1, 2, 7, 1, 2, 1, 2], 1)];
+        let mut arena = WordArena::new(words).unwrap();
+        let mut out = Rewritten::default();
+        rewrite(&mut arena.all_mut(), &[0], |_| false, (1, 2), 9, &mut out);
+        assert_eq!(arena.word(0), [5, 9, 9, 7, 9, 9]);
+        assert_eq!(out.merged, 4);
+        let lost = [(5, 1), (2, 1), (2, 7), (7, 1), (2, 1)].map(|p| (p, 1));
+        assert_eq!(out.lost, lost);
+        let gained = [(5, 9), (9, 9), (9, 7), (7, 9), (9, 9)].map(|p| (p, 0));
+        assert_eq!(out.gained, gained);
+        // A skipped word is left alone.
+        rewrite(&mut arena.all_mut(), &[0], |_| true, (9, 9), 10, &mut out);
+        assert_eq!(arena.word(0), [5, 9, 9, 7, 9, 9]);
+        assert_eq!((out.merged, out.lost.len(), out.gained.len()), (0, 0, 0));
     }
 }

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use super::arena::WordArena;
 use crate::encode::encode_piece;
 use crate::error::{Error, Result};
 use crate::vocab::{Growth, MergeRecord, Vocab};
@@ -21,26 +22,16 @@ const MAX_ROUND_BYTES: usize = 64 << 20;
 /// Under the 256 bytes alone (a plain map), bytes mapped between two interrupt steps.
 const STEP_BYTES: usize = 64 << 10;
 
-/// Each word as the tokens `vocab` encodes it to: true rank-ordered BPE, as `encode`
-/// does (not greedy longest match), so training continues from what encoding gives.
-/// Ctrl-C stops it between rounds (see [`ROUND_TIME`]; one word is not cut short). A
-/// stopped call keeps nothing: merging has not started, and the counts are the caller's
-/// (the store's). The result does not depend on the rounds: each word is encoded alone.
-pub fn segment(mut words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Result<Vec<(Vec<Rank>, u64)>> {
+/// The merge loop's words: each word as the tokens `vocab` encodes it to, true
+/// rank-ordered BPE, as `encode` does (not greedy longest match), so training continues
+/// from what encoding gives; over bytes alone, each byte's rank, written straight into
+/// the arena. Ctrl-C stops it between rounds (see [`ROUND_TIME`]; one word is not cut
+/// short). A stopped call keeps nothing: merging has not started, and the counts are the
+/// caller's (the store's). The result does not depend on the rounds: each word is
+/// encoded alone.
+pub fn segment(mut words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Result<WordArena> {
     if vocab.n_tokens() == 256 {
-        // Collected in place (the ids reuse the words' allocation); one interrupt step per
-        // STEP_BYTES, not per word, keeps this loop as it was.
-        let mut since = 0;
-        return words
-            .into_iter()
-            .map(|(bytes, n)| {
-                since += bytes.len();
-                if since >= STEP_BYTES {
-                    interrupt::step(std::mem::take(&mut since))?;
-                }
-                Ok((bytes.iter().map(|&b| vocab.byte_rank(b)).collect(), n))
-            })
-            .collect();
+        return WordArena::of_bytes(words, STEP_BYTES, |b| vocab.byte_rank(b));
     }
     let mut out = Vec::with_capacity(words.len());
     // On the project's pool, never Rayon's global one (see `parallel`).
@@ -71,7 +62,7 @@ pub fn segment(mut words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Result<Vec<(Vec
         interrupt::step(usize::MAX)?; // a forced look: the check runs if it is due
         start = end;
     }
-    Ok(out)
+    WordArena::new(out)
 }
 
 /// `start` with `merges` appended (new ids skip its special ids) and `new_specials` after
@@ -191,10 +182,10 @@ mod tests {
         let (words, vocab) = words_and_vocab(3 * FIRST_ROUND_BYTES + 24);
         let got = segment(words.clone(), &vocab).unwrap();
         assert_eq!(got.len(), words.len());
-        for ((bytes, n), (ids, m)) in words.iter().zip(&got) {
+        for (w, (bytes, n)) in words.iter().enumerate() {
             let mut want = Vec::new();
             encode_piece(&vocab, bytes, &mut want);
-            assert_eq!((ids, m), (&want, n));
+            assert_eq!((got.word(w as u32), got.count(w as u32)), (&want[..], *n));
         }
     }
 
@@ -204,15 +195,15 @@ mod tests {
         // stops the call.
         let (words, vocab) = words_and_vocab(2 * FIRST_ROUND_BYTES.max(STEP_BYTES));
         assert_eq!(
-            interrupt::with_check(stop, || segment(words.clone(), &vocab)),
-            Err(Error::Interrupted)
+            interrupt::with_check(stop, || segment(words.clone(), &vocab)).err(),
+            Some(Error::Interrupted)
         );
         let bytes = Vocab::bytes_only();
         assert_eq!(
-            interrupt::with_check(stop, || segment(words.clone(), &bytes)),
-            Err(Error::Interrupted)
+            interrupt::with_check(stop, || segment(words.clone(), &bytes)).err(),
+            Some(Error::Interrupted)
         );
         let n = words.len();
-        assert_eq!(segment(words, &bytes).map(|w| w.len()), Ok(n));
+        assert_eq!(segment(words, &bytes).map(|w| w.len()).ok(), Some(n));
     }
 }
