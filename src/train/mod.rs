@@ -12,6 +12,7 @@
 mod arena;
 pub mod budget;
 mod candidate;
+mod checkpoints;
 pub mod combine;
 pub mod counter;
 pub mod feed;

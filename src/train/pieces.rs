@@ -1,10 +1,12 @@
 //! One shard of the word table: interned pieces and their counts, with no allocation per
-//! word. Every word's bytes lie back to back in one arena, each after its length as a
-//! varint; an open-addressing table (linear probing, at most 7/10 full) holds 16-byte
-//! slots: where the word starts in the arena with a tag of its hash, and its count.
-//! A piece is hashed once ([`hash`]); the tag (the hash's low bits) rules out nearly
-//! every slot without reading the arena, and places the word again when its table grows,
-//! is pruned or is absorbed into another, without hashing it again.
+//! word. An open-addressing table (linear probing, at most 7/10 full) holds 16-byte
+//! slots: a key and the word's count. A word of up to 7 bytes (most pieces) is its own
+//! key, its bytes in place: found by one comparison of the key, without reading anything
+//! else. A longer word's bytes lie back to back with the others' in one arena, each after
+//! its length as a varint; its key is where it starts with a tag of its hash. A piece is
+//! hashed once ([`hash`]); the tag (the hash's low bits) rules out nearly every slot
+//! without reading the arena, and places the word again when its table grows, is pruned
+//! or is absorbed into another, without hashing it again.
 
 use super::varint::{put_varint, take_varint};
 use crate::hash_parts::{fold, mum, read4, read8};
@@ -72,8 +74,13 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 /// Bits of the hash kept in a slot to rule out other words without reading the arena.
 const TAG_BITS: u32 = 24;
 const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
-/// The arena may hold up to 2**40 - 2 bytes (the rest of a slot's key).
-const MAX_ARENA: usize = (1 << (64 - TAG_BITS)) - 2;
+/// The arena may hold up to 2**39 - 2 bytes (the rest of a slot's key, below [`SHORT`]).
+const MAX_ARENA: usize = (1 << (63 - TAG_BITS)) - 2;
+/// Words of up to this many bytes are kept in their slot's key.
+const SHORT_MAX: usize = 7;
+/// The key's top bit marks a word kept in place (its length in the next 7 bits, its bytes
+/// in the low 7 bytes); an arena word's key is below it.
+const SHORT: u64 = 1 << 63;
 /// Slots of a table's first allocation.
 const MIN_SLOTS: usize = 64;
 
@@ -82,9 +89,49 @@ pub const SLOT_BYTES: u64 = std::mem::size_of::<Slot>() as u64;
 
 #[derive(Clone, Copy, Default)]
 struct Slot {
-    /// 0 for an empty slot; else `(start + 1) << TAG_BITS | tag`.
-    key: u64,
+    /// The key, little-endian (so a short word's bytes are its first bytes in memory,
+    /// read in place): 0 for an empty slot; a short word's [`pack`]; else
+    /// `(start + 1) << TAG_BITS | tag` for the word starting at `start` in the arena.
+    key: [u8; 8],
     count: u64,
+}
+
+impl Slot {
+    #[inline(always)]
+    fn key(&self) -> u64 {
+        u64::from_le_bytes(self.key)
+    }
+
+    /// The short word kept in the key, if it is one.
+    #[inline(always)]
+    fn short_word(&self) -> Option<&[u8]> {
+        let last = self.key[7];
+        (last >= 0x80).then(|| &self.key[..usize::from(last & 0x7f)])
+    }
+}
+
+/// The key of a word of at most [`SHORT_MAX`] bytes: its bytes (little-endian, zeros
+/// after), its length above them and the [`SHORT`] bit.
+#[inline(always)]
+fn pack(word: &[u8]) -> u64 {
+    let n = word.len();
+    debug_assert!(n <= SHORT_MAX);
+    // Overlapping loads OR the same bytes into the same places.
+    let bytes = if n >= 4 {
+        read4(word, 0) | read4(word, n - 4) << (8 * (n - 4))
+    } else if n > 0 {
+        let at = |i: usize| u64::from(word[i]) << (8 * i);
+        at(0) | at(n >> 1) | at(n - 1)
+    } else {
+        0
+    };
+    SHORT | (n as u64) << 56 | bytes
+}
+
+/// Where the arena word of `key` starts.
+#[inline(always)]
+fn start_of(key: u64) -> usize {
+    (key >> TAG_BITS) as usize - 1
 }
 
 #[inline(always)]
@@ -141,6 +188,15 @@ impl PieceTable {
         &rest[..len]
     }
 
+    /// The bytes of the word in `slot` (not empty).
+    #[inline(always)]
+    fn word_of<'a>(&'a self, slot: &'a Slot) -> &'a [u8] {
+        match slot.short_word() {
+            Some(word) => word,
+            None => self.word_at(start_of(slot.key())),
+        }
+    }
+
     /// The count of `word` (of hash `h`), inserted with count 0 if absent; and whether
     /// it was inserted.
     #[inline(always)]
@@ -148,27 +204,52 @@ impl PieceTable {
         if self.len >= self.grow_at {
             self.grow();
         }
+        if word.len() <= SHORT_MAX {
+            return self.entry_short(pack(word), h);
+        }
         self.entry_placed(word, h, tag(h))
     }
 
-    /// [`PieceTable::entry`] once the table has room, with the hash bits `h` that place
-    /// the word (its hash, or its tag up to [`TAG_SLOTS`]).
+    /// [`PieceTable::entry`] for a short word, by its key, once the table has room.
+    #[inline(always)]
+    fn entry_short(&mut self, key: u64, h: u64) -> (&mut u64, bool) {
+        let mask = self.slots.len() - 1;
+        let mut i = (h as usize) & mask;
+        loop {
+            let here = self.slots[i].key();
+            if here == key {
+                return (&mut self.slots[i].count, false);
+            }
+            if here == 0 {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = Slot { key: key.to_le_bytes(), count: 0 };
+        self.len += 1;
+        (&mut self.slots[i].count, true)
+    }
+
+    /// [`PieceTable::entry`] for a word longer than [`SHORT_MAX`] once the table has room,
+    /// with the hash bits `h` that place the word (its hash, or its tag up to
+    /// [`TAG_SLOTS`]).
     #[inline(always)]
     fn entry_placed(&mut self, word: &[u8], h: u64, tag: u64) -> (&mut u64, bool) {
         let mask = self.slots.len() - 1;
         let mut i = (h as usize) & mask;
         loop {
-            let key = self.slots[i].key;
+            let key = self.slots[i].key();
             if key == 0 {
                 break;
             }
-            if key & TAG_MASK == tag && same(self.word_at((key >> TAG_BITS) as usize - 1), word) {
+            if key & TAG_MASK == tag && key < SHORT && same(self.word_at(start_of(key)), word) {
                 return (&mut self.slots[i].count, false);
             }
             i = (i + 1) & mask;
         }
         let start = self.push_word(word);
-        self.slots[i] = Slot { key: ((start as u64 + 1) << TAG_BITS) | tag, count: 0 };
+        let key = ((start as u64 + 1) << TAG_BITS) | tag;
+        self.slots[i] = Slot { key: key.to_le_bytes(), count: 0 };
         self.len += 1;
         (&mut self.slots[i].count, true)
     }
@@ -177,13 +258,20 @@ impl PieceTable {
     /// tags where the table is small enough (no hashing); calls `new` with each word that
     /// was not here yet.
     pub fn absorb(&mut self, other: &PieceTable, mut new: impl FnMut(&[u8])) {
-        for slot in other.slots.iter().filter(|s| s.key != 0) {
-            let word = other.word_at((slot.key >> TAG_BITS) as usize - 1);
+        for slot in other.slots.iter().filter(|s| s.key() != 0) {
             if self.len >= self.grow_at {
                 self.grow();
             }
-            let h = if self.slots.len() <= TAG_SLOTS { slot.key & TAG_MASK } else { hash(word) };
-            let (count, added) = self.entry_placed(word, h, slot.key & TAG_MASK);
+            let (word, (count, added)) = match slot.short_word() {
+                // A short word's hash is cheap and reads nothing more.
+                Some(word) => (word, self.entry_short(slot.key(), hash(word))),
+                None => {
+                    let word = other.word_at(start_of(slot.key()));
+                    let tag = slot.key() & TAG_MASK;
+                    let h = if self.slots.len() <= TAG_SLOTS { tag } else { hash(word) };
+                    (word, self.entry_placed(word, h, tag))
+                }
+            };
             // Cannot overflow: counted occurrences are bounded by the bytes of real input
             // (pre-counted words go through `WordTable::add`, which checks).
             *count += slot.count;
@@ -208,7 +296,7 @@ impl PieceTable {
             put_varint(&mut self.arena, word.len() as u64);
         }
         self.arena.extend_from_slice(word);
-        assert!(start <= MAX_ARENA, "a word-table shard holds over 1 TiB of words");
+        assert!(start <= MAX_ARENA, "a word-table shard holds over 512 GiB of words");
         start
     }
 
@@ -224,33 +312,30 @@ impl PieceTable {
         let old = std::mem::replace(&mut self.slots, vec![Slot::default(); n]);
         self.grow_at = grow_at(n);
         let mask = n - 1;
-        for slot in old.into_iter().filter(|s| s.key != 0) {
-            let h = self.home(slot.key, n);
+        for slot in old.into_iter().filter(|s| s.key() != 0) {
+            let h = self.home(&slot, n);
             let mut i = (h as usize) & mask;
-            while self.slots[i].key != 0 {
+            while self.slots[i].key() != 0 {
                 i = (i + 1) & mask;
             }
             self.slots[i] = slot;
         }
     }
 
-    /// The hash bits that place the word of `key` in a table of `slots` slots: its tag
-    /// up to [`TAG_SLOTS`], else its hash again.
+    /// The hash bits that place the word of `slot` in a table of `slots` slots: a long
+    /// word's tag up to [`TAG_SLOTS`], else the word's hash again.
     #[inline(always)]
-    fn home(&self, key: u64, slots: usize) -> u64 {
-        if slots <= TAG_SLOTS {
-            key & TAG_MASK
-        } else {
-            hash(self.word_at((key >> TAG_BITS) as usize - 1))
+    fn home(&self, slot: &Slot, slots: usize) -> u64 {
+        match slot.short_word() {
+            Some(word) => hash(word),
+            None if slots <= TAG_SLOTS => slot.key() & TAG_MASK,
+            None => hash(self.word_at(start_of(slot.key()))),
         }
     }
 
     /// The words and their counts, in slot order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
-        self.slots
-            .iter()
-            .filter(|s| s.key != 0)
-            .map(|s| (self.word_at((s.key >> TAG_BITS) as usize - 1), s.count))
+        self.slots.iter().filter(|s| s.key() != 0).map(|s| (self.word_of(s), s.count))
     }
 
     /// Keeps only the words for which `keep` holds, in a table sized for them (the slots
@@ -259,10 +344,11 @@ impl PieceTable {
         let kept: Vec<Slot> = self
             .slots
             .iter()
-            .filter(|s| s.key != 0 && keep(self.word_at((s.key >> TAG_BITS) as usize - 1), s.count))
+            .filter(|s| s.key() != 0 && keep(self.word_of(s), s.count))
             .copied()
             .collect();
-        let bytes = kept.iter().map(|s| self.entry_bytes((s.key >> TAG_BITS) as usize - 1)).sum();
+        let arena_words = kept.iter().filter(|s| s.short_word().is_none());
+        let bytes = arena_words.map(|s| self.entry_bytes(start_of(s.key()))).sum();
         let mut table =
             PieceTable { slots: Vec::new(), arena: Vec::with_capacity(bytes), len: 0, grow_at: 0 };
         if !kept.is_empty() {
@@ -270,17 +356,20 @@ impl PieceTable {
             table.slots = vec![Slot::default(); n];
             table.grow_at = grow_at(n);
         }
-        for slot in kept {
-            let start = (slot.key >> TAG_BITS) as usize - 1;
-            let new_start = table.arena.len();
-            table.arena.extend_from_slice(&self.arena[start..start + self.entry_bytes(start)]);
+        for mut slot in kept {
             let mask = table.slots.len() - 1;
-            let mut i = (self.home(slot.key, table.slots.len()) as usize) & mask;
-            while table.slots[i].key != 0 {
+            let mut i = (self.home(&slot, table.slots.len()) as usize) & mask;
+            while table.slots[i].key() != 0 {
                 i = (i + 1) & mask;
             }
-            let key = ((new_start as u64 + 1) << TAG_BITS) | (slot.key & TAG_MASK);
-            table.slots[i] = Slot { key, count: slot.count };
+            if slot.short_word().is_none() {
+                let start = start_of(slot.key());
+                let new_start = table.arena.len();
+                table.arena.extend_from_slice(&self.arena[start..start + self.entry_bytes(start)]);
+                let key = ((new_start as u64 + 1) << TAG_BITS) | (slot.key() & TAG_MASK);
+                slot.key = key.to_le_bytes();
+            }
+            table.slots[i] = slot;
             table.len += 1;
         }
         *self = table;
@@ -357,6 +446,40 @@ mod tests {
         assert!(!add(&mut t, b"11", 5));
         assert!(add(&mut t, b"fresh", 1));
         assert_eq!(t.len(), want.len() + 1);
+    }
+
+    /// Words on both sides of the short-word limit, with every byte value (zeros and
+    /// bytes of 0x80 and above included, which a key's length byte must not be taken for).
+    #[test]
+    fn short_and_arena_words_are_told_apart() {
+        let mut words = std::collections::BTreeSet::new();
+        for len in 0..=12usize {
+            for v in 0..=255u8 {
+                words.insert(vec![v; len]);
+                let mut w: Vec<u8> = (0..len as u8).map(|i| i.wrapping_mul(97) ^ v).collect();
+                words.insert(w.clone());
+                if len > 0 {
+                    w[len - 1] = 0x80 | (len as u8);
+                    words.insert(w);
+                }
+            }
+        }
+        let mut t = PieceTable::default();
+        for (i, w) in words.iter().enumerate() {
+            assert!(add(&mut t, w, i as u64 + 1), "{w:?} added once");
+        }
+        for (i, w) in words.iter().enumerate() {
+            assert!(!add(&mut t, w, i as u64 + 1), "{w:?} found again");
+        }
+        let want: Vec<(Vec<u8>, u64)> =
+            words.iter().enumerate().map(|(i, w)| (w.clone(), 2 * (i as u64 + 1))).collect();
+        assert_eq!(sorted(&t), want);
+        // Only the long words take arena bytes (a length byte and the bytes).
+        let long: usize = words.iter().filter(|w| w.len() > SHORT_MAX).map(|w| w.len() + 1).sum();
+        assert_eq!(t.arena.len(), long);
+        t.retain(|w, _| w.len() % 2 == 0);
+        let even: Vec<_> = want.into_iter().filter(|(w, _)| w.len() % 2 == 0).collect();
+        assert_eq!(sorted(&t), even);
     }
 
     #[test]
