@@ -61,7 +61,6 @@ impl WordCounter {
         Ok(())
     }
 
-
     /// Counts one segment that spans a multiple of `every` bytes of its document, with a
     /// checkpoint right after each word whose bytes reach such a multiple (start < m <=
     /// end, in document offsets). Words are the pattern's pieces of the whole document
@@ -149,7 +148,6 @@ impl WordCounter {
     fn prune(&mut self, target: u64, cost: fn(u64) -> u64) {
         prune(&mut self.table, &mut self.ledger, target, cost);
     }
-
 }
 
 /// True when `seg` spans a multiple of `every` bytes of its document (`offset < m <=
@@ -242,9 +240,9 @@ mod long_document_tests {
     use super::*;
     use crate::document::Document;
     use crate::pretokenize::Pattern;
-    use crate::special::SpecialTokens;
     use crate::read::segments;
     use crate::read::split::{Batch, Delimit, Splitter};
+    use crate::special::SpecialTokens;
 
     /// A budget small enough to prune inside a few kilobytes of text.
     fn tiny_budget() -> Budget {

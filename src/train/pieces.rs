@@ -166,6 +166,22 @@ impl std::fmt::Debug for PieceTable {
 }
 
 impl PieceTable {
+    /// An empty table with slots for `words` words (none below the first allocation's
+    /// 7/10 of [`MIN_SLOTS`]: it is made at the first word).
+    pub fn with_capacity(words: usize) -> Self {
+        if words <= grow_at(MIN_SLOTS) {
+            return Self::default();
+        }
+        let n = slots_for(words);
+        Self { slots: vec![Slot::default(); n], arena: Vec::new(), len: 0, grow_at: grow_at(n) }
+    }
+
+    /// Whether the slots are at least 7/20 full, as a table is right after doubling
+    /// (what the memory budget's estimate assumes of the run's table).
+    pub fn is_dense(&self) -> bool {
+        self.len * 20 >= self.slots.len() * 7
+    }
+
     /// Words held.
     pub fn len(&self) -> usize {
         self.len
@@ -510,6 +526,21 @@ mod tests {
                 assert!(!add(&mut a, &w, 0));
             }
         }
+    }
+
+    #[test]
+    fn a_table_sized_ahead_counts_the_same() {
+        let words: Vec<Vec<u8>> =
+            (0..3000u32).map(|i| format!("w{}", i % 1700).into_bytes()).collect();
+        let (mut grown, mut sized) = (PieceTable::default(), PieceTable::with_capacity(5000));
+        assert!(sized.is_empty() && !sized.is_dense(), "room for 5,000, none held");
+        for w in &words {
+            assert_eq!(add(&mut grown, w, 1), add(&mut sized, w, 1), "{w:?}");
+        }
+        assert_eq!(sorted(&grown), sorted(&sized));
+        assert!(grown.is_dense() && !sized.is_dense());
+        assert_eq!(sized.slots.len(), slots_for(5000), "sized once, never grown");
+        assert_eq!(PieceTable::with_capacity(10).slots.len(), 0, "small: made at the first word");
     }
 
     #[test]
