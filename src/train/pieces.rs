@@ -16,28 +16,23 @@ const SECRET: [u64; 3] = [0x2d35_8dcc_aa6c_78a5, 0x8bb8_4b93_962e_acc9, 0x4b33_a
 /// The seed, premixed as rapidhash does with its default seed.
 const SEED: u64 = fold(0xbdd8_9aa9_8270_4029 ^ SECRET[0], SECRET[1]) ^ 0xbdd8_9aa9_8270_4029;
 
-/// The hash of a word: rapidhash's construction (its v1 secret and default seed; a
-/// word of 8-16 bytes is read as two overlapping 8-byte loads where rapidhash reads four
-/// 4-byte ones, the same bytes), a well-tested 64-bit hash whose words of up to 16 bytes
-/// cost two 64x64->128 multiplies and longer ones one more per 16 bytes. Its
-/// top bits pick the shard, its low bits the slot and the tag. The table's
-/// contents never depend on it (only the order of slots, which every reader sorts away;
-/// pruning's tie buckets use a hash of their own).
+/// The hash of a word. A word of up to [`SHORT_MAX`] bytes: [`hash_short`] of its key.
+/// A longer one: rapidhash's construction (its v1 secret and default seed; a word of 8-16
+/// bytes is read as two overlapping 8-byte loads where rapidhash reads four 4-byte ones,
+/// the same bytes), a well-tested 64-bit hash whose words of up to 16 bytes cost two
+/// 64x64->128 multiplies and longer ones one more per 16 bytes. Its top bits pick the
+/// shard, its low bits the slot and the tag. The table's contents never depend on it
+/// (only the order of slots, which every reader sorts away; pruning's tie buckets use a
+/// hash of their own).
 #[inline(always)]
 pub fn hash(word: &[u8]) -> u64 {
     let n = word.len();
+    if n <= SHORT_MAX {
+        return hash_short(pack(word));
+    }
     let mut seed = SEED ^ n as u64;
     let (a, b) = if n <= 16 {
-        if n >= 8 {
-            (read8(word, 0), read8(word, n - 8))
-        } else if n >= 4 {
-            let x = (read4(word, 0) << 32) | read4(word, n - 4);
-            (x, x)
-        } else if n > 0 {
-            (u64::from(word[0]) << 56 | u64::from(word[n >> 1]) << 32 | u64::from(word[n - 1]), 0)
-        } else {
-            (0, 0)
-        }
+        (read8(word, 0), read8(word, n - 8))
     } else {
         let mut at = 0;
         while n - at > 16 {
@@ -48,6 +43,15 @@ pub fn hash(word: &[u8]) -> u64 {
     };
     let (a, b) = mum(a ^ SECRET[1], b ^ seed);
     fold(a ^ SECRET[0] ^ n as u64, b ^ SECRET[1])
+}
+
+/// The hash of a short word from its key (which holds its bytes and length): one
+/// 64x64->128 multiply of the key against itself under two secrets, the halves folded
+/// (rapidhash's first round for a word of 4-7 bytes, whose second round it drops). Placing
+/// a short word again (growing, absorbing, pruning) rehashes its key, reading nothing.
+#[inline(always)]
+fn hash_short(key: u64) -> u64 {
+    fold(key ^ SECRET[1], key ^ SEED)
 }
 
 /// Whether two words are equal, comparing one of up to 16 bytes in at most two loads
@@ -279,8 +283,8 @@ impl PieceTable {
                 self.grow();
             }
             let (word, (count, added)) = match slot.short_word() {
-                // A short word's hash is cheap and reads nothing more.
-                Some(word) => (word, self.entry_short(slot.key(), hash(word))),
+                // A short word is hashed again from its key, reading nothing more.
+                Some(word) => (word, self.entry_short(slot.key(), hash_short(slot.key()))),
                 None => {
                     let word = other.word_at(start_of(slot.key()));
                     let tag = slot.key() & TAG_MASK;
@@ -343,7 +347,7 @@ impl PieceTable {
     #[inline(always)]
     fn home(&self, slot: &Slot, slots: usize) -> u64 {
         match slot.short_word() {
-            Some(word) => hash(word),
+            Some(_) => hash_short(slot.key()),
             None if slots <= TAG_SLOTS => slot.key() & TAG_MASK,
             None => hash(self.word_at(start_of(slot.key()))),
         }
@@ -578,7 +582,15 @@ mod tests {
             .flat_map(|i| [format!(" w{i:08}"), format!("{i}"), format!("{i:016x}")])
             .map(String::into_bytes)
             .collect();
-        vec![one_byte.into_iter().collect(), by_length, counters]
+        // Short words alone (hashed from their keys): every word of up to 2 bytes, and
+        // counters of up to 7 digits.
+        let mut short: Vec<Vec<u8>> =
+            (0..=0xffffu32).flat_map(|v| [vec![v as u8], vec![v as u8, (v >> 8) as u8]]).collect();
+        short.sort();
+        short.dedup();
+        short.extend((0..400_000u32).map(|i| format!("{i}").into_bytes()));
+        short.extend((0..100_000u32).map(|i| format!("{:07}", i * 97).into_bytes()));
+        vec![one_byte.into_iter().collect(), by_length, counters, short]
     }
 
     /// Every distinct word hashes apart in all 64 bits, and the bits that pick a shard, a
