@@ -7,7 +7,8 @@ use rayon::prelude::*;
 use rayon::ThreadPool;
 
 use super::budget;
-use super::pieces::{hash, PieceTable};
+use super::pieces::PieceTable;
+use super::word_hash::hash;
 use crate::error::{Error, Result};
 use crate::parallel;
 
