@@ -1,7 +1,7 @@
 //! Training: count words ([`counter`]), then merge pairs ([`merge`]).
 //!
 //! Counting: `words.rs` splits a segment into words, `table.rs` holds their counts (in
-//! shards, each a `pieces.rs` table), `snapshot.rs` serializes the table (`varint.rs` is
+//! shards, each a `pieces.rs` table, hashed by `word_hash.rs`), `snapshot.rs` serializes the table (`varint.rs` is
 //! the length encoding both use), `prune.rs` and [`budget`] keep it inside a memory
 //! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
 //! `candidate.rs` its heap (the tie-break rule), `order.rs` the tokens' byte-order labels the heap compares, `arena.rs` its words, `pairs.rs` its
@@ -12,6 +12,7 @@
 mod arena;
 pub mod budget;
 mod candidate;
+mod checkpoints;
 pub mod combine;
 pub mod counter;
 pub mod feed;
@@ -27,6 +28,7 @@ mod snapshot;
 mod table;
 mod varint;
 pub mod warm;
+mod word_hash;
 mod words;
 
 pub use budget::Budget;

@@ -1,79 +1,21 @@
 //! One shard of the word table: interned pieces and their counts, with no allocation per
-//! word. Every word's bytes lie back to back in one arena, each after its length as a
-//! varint; an open-addressing table (linear probing, at most 7/10 full) holds 16-byte
-//! slots: where the word starts in the arena with a tag of its hash, and its count.
-//! A piece is hashed once ([`hash`]); the tag (the hash's low bits) rules out nearly
-//! every slot without reading the arena, and places the word again when its table grows,
-//! is pruned or is absorbed into another, without hashing it again.
+//! word. An open-addressing table (linear probing, at most 7/10 full) holds 16-byte
+//! slots: a key and the word's count. A word of up to 7 bytes (most pieces) is its own
+//! key, its bytes in place: found by one comparison of the key, without reading anything
+//! else. A longer word's bytes lie back to back with the others' in one arena, each after
+//! its length as a varint; its key is where it starts with a tag of its hash. A piece is
+//! hashed once ([`hash`]); the tag (the hash's low bits) rules out nearly every slot
+//! without reading the arena, and places the word again when its table grows, is pruned
+//! or is absorbed into another, without hashing it again.
 
 use super::varint::{put_varint, take_varint};
-use crate::hash_parts::{fold, mum, read4, read8};
-
-/// rapidhash's default secret (its v1 constants).
-const SECRET: [u64; 3] = [0x2d35_8dcc_aa6c_78a5, 0x8bb8_4b93_962e_acc9, 0x4b33_a62e_d433_d4a3];
-/// The seed, premixed as rapidhash does with its default seed.
-const SEED: u64 = fold(0xbdd8_9aa9_8270_4029 ^ SECRET[0], SECRET[1]) ^ 0xbdd8_9aa9_8270_4029;
-
-/// The hash of a word: rapidhash's construction (its v1 secret and default seed; a
-/// word of 8-16 bytes is read as two overlapping 8-byte loads where rapidhash reads four
-/// 4-byte ones, the same bytes), a well-tested 64-bit hash whose words of up to 16 bytes
-/// cost two 64x64->128 multiplies and longer ones one more per 16 bytes. Its
-/// top bits pick the shard, its low bits the slot and the tag. The table's
-/// contents never depend on it (only the order of slots, which every reader sorts away;
-/// pruning's tie buckets use a hash of their own).
-#[inline(always)]
-pub fn hash(word: &[u8]) -> u64 {
-    let n = word.len();
-    let mut seed = SEED ^ n as u64;
-    let (a, b) = if n <= 16 {
-        if n >= 8 {
-            (read8(word, 0), read8(word, n - 8))
-        } else if n >= 4 {
-            let x = (read4(word, 0) << 32) | read4(word, n - 4);
-            (x, x)
-        } else if n > 0 {
-            (u64::from(word[0]) << 56 | u64::from(word[n >> 1]) << 32 | u64::from(word[n - 1]), 0)
-        } else {
-            (0, 0)
-        }
-    } else {
-        let mut at = 0;
-        while n - at > 16 {
-            seed = fold(read8(word, at) ^ SECRET[2], read8(word, at + 8) ^ seed ^ SECRET[1]);
-            at += 16;
-        }
-        (read8(word, n - 16), read8(word, n - 8))
-    };
-    let (a, b) = mum(a ^ SECRET[1], b ^ seed);
-    fold(a ^ SECRET[0] ^ n as u64, b ^ SECRET[1])
-}
-
-/// Whether two words are equal, comparing one of up to 16 bytes in at most two loads
-/// each instead of calling `memcmp` (most words are that short).
-#[inline(always)]
-fn same(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    if n > 16 {
-        return a == b;
-    }
-    if n >= 8 {
-        read8(a, 0) == read8(b, 0) && read8(a, n - 8) == read8(b, n - 8)
-    } else if n >= 4 {
-        read4(a, 0) == read4(b, 0) && read4(a, n - 4) == read4(b, n - 4)
-    } else {
-        // Bytes 0, n/2 and n-1 are all the bytes of a word of at most 3.
-        n == 0 || (a[0] == b[0] && a[n >> 1] == b[n >> 1] && a[n - 1] == b[n - 1])
-    }
-}
+use super::word_hash::{hash, hash_short, pack, same, SHORT, SHORT_MAX};
 
 /// Bits of the hash kept in a slot to rule out other words without reading the arena.
 const TAG_BITS: u32 = 24;
 const TAG_MASK: u64 = (1 << TAG_BITS) - 1;
-/// The arena may hold up to 2**40 - 2 bytes (the rest of a slot's key).
-const MAX_ARENA: usize = (1 << (64 - TAG_BITS)) - 2;
+/// The arena may hold up to 2**39 - 2 bytes (the rest of a slot's key, below [`SHORT`]).
+const MAX_ARENA: usize = (1 << (63 - TAG_BITS)) - 2;
 /// Slots of a table's first allocation.
 const MIN_SLOTS: usize = 64;
 
@@ -82,9 +24,31 @@ pub const SLOT_BYTES: u64 = std::mem::size_of::<Slot>() as u64;
 
 #[derive(Clone, Copy, Default)]
 struct Slot {
-    /// 0 for an empty slot; else `(start + 1) << TAG_BITS | tag`.
-    key: u64,
+    /// The key, little-endian (so a short word's bytes are its first bytes in memory,
+    /// read in place): 0 for an empty slot; a short word's [`pack`]; else
+    /// `(start + 1) << TAG_BITS | tag` for the word starting at `start` in the arena.
+    key: [u8; 8],
     count: u64,
+}
+
+impl Slot {
+    #[inline(always)]
+    fn key(&self) -> u64 {
+        u64::from_le_bytes(self.key)
+    }
+
+    /// The short word kept in the key, if it is one.
+    #[inline(always)]
+    fn short_word(&self) -> Option<&[u8]> {
+        let last = self.key[7];
+        (last >= 0x80).then(|| &self.key[..usize::from(last & 0x7f)])
+    }
+}
+
+/// Where the arena word of `key` starts.
+#[inline(always)]
+fn start_of(key: u64) -> usize {
+    (key >> TAG_BITS) as usize - 1
 }
 
 #[inline(always)]
@@ -119,6 +83,22 @@ impl std::fmt::Debug for PieceTable {
 }
 
 impl PieceTable {
+    /// An empty table with slots for `words` words (none below the first allocation's
+    /// 7/10 of [`MIN_SLOTS`]: it is made at the first word).
+    pub fn with_capacity(words: usize) -> Self {
+        if words <= grow_at(MIN_SLOTS) {
+            return Self::default();
+        }
+        let n = slots_for(words);
+        Self { slots: vec![Slot::default(); n], arena: Vec::new(), len: 0, grow_at: grow_at(n) }
+    }
+
+    /// Whether the slots are at least 7/20 full, as a table is right after doubling
+    /// (what the memory budget's estimate assumes of the run's table).
+    pub fn is_dense(&self) -> bool {
+        self.len * 20 >= self.slots.len() * 7
+    }
+
     /// Words held.
     pub fn len(&self) -> usize {
         self.len
@@ -141,6 +121,15 @@ impl PieceTable {
         &rest[..len]
     }
 
+    /// The bytes of the word in `slot` (not empty).
+    #[inline(always)]
+    fn word_of<'a>(&'a self, slot: &'a Slot) -> &'a [u8] {
+        match slot.short_word() {
+            Some(word) => word,
+            None => self.word_at(start_of(slot.key())),
+        }
+    }
+
     /// The count of `word` (of hash `h`), inserted with count 0 if absent; and whether
     /// it was inserted.
     #[inline(always)]
@@ -148,27 +137,52 @@ impl PieceTable {
         if self.len >= self.grow_at {
             self.grow();
         }
+        if word.len() <= SHORT_MAX {
+            return self.entry_short(pack(word), h);
+        }
         self.entry_placed(word, h, tag(h))
     }
 
-    /// [`PieceTable::entry`] once the table has room, with the hash bits `h` that place
-    /// the word (its hash, or its tag up to [`TAG_SLOTS`]).
+    /// [`PieceTable::entry`] for a short word, by its key, once the table has room.
+    #[inline(always)]
+    fn entry_short(&mut self, key: u64, h: u64) -> (&mut u64, bool) {
+        let mask = self.slots.len() - 1;
+        let mut i = (h as usize) & mask;
+        loop {
+            let here = self.slots[i].key();
+            if here == key {
+                return (&mut self.slots[i].count, false);
+            }
+            if here == 0 {
+                break;
+            }
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = Slot { key: key.to_le_bytes(), count: 0 };
+        self.len += 1;
+        (&mut self.slots[i].count, true)
+    }
+
+    /// [`PieceTable::entry`] for a word longer than [`SHORT_MAX`] once the table has room,
+    /// with the hash bits `h` that place the word (its hash, or its tag up to
+    /// [`TAG_SLOTS`]).
     #[inline(always)]
     fn entry_placed(&mut self, word: &[u8], h: u64, tag: u64) -> (&mut u64, bool) {
         let mask = self.slots.len() - 1;
         let mut i = (h as usize) & mask;
         loop {
-            let key = self.slots[i].key;
+            let key = self.slots[i].key();
             if key == 0 {
                 break;
             }
-            if key & TAG_MASK == tag && same(self.word_at((key >> TAG_BITS) as usize - 1), word) {
+            if key & TAG_MASK == tag && key < SHORT && same(self.word_at(start_of(key)), word) {
                 return (&mut self.slots[i].count, false);
             }
             i = (i + 1) & mask;
         }
         let start = self.push_word(word);
-        self.slots[i] = Slot { key: ((start as u64 + 1) << TAG_BITS) | tag, count: 0 };
+        let key = ((start as u64 + 1) << TAG_BITS) | tag;
+        self.slots[i] = Slot { key: key.to_le_bytes(), count: 0 };
         self.len += 1;
         (&mut self.slots[i].count, true)
     }
@@ -177,13 +191,20 @@ impl PieceTable {
     /// tags where the table is small enough (no hashing); calls `new` with each word that
     /// was not here yet.
     pub fn absorb(&mut self, other: &PieceTable, mut new: impl FnMut(&[u8])) {
-        for slot in other.slots.iter().filter(|s| s.key != 0) {
-            let word = other.word_at((slot.key >> TAG_BITS) as usize - 1);
+        for slot in other.slots.iter().filter(|s| s.key() != 0) {
             if self.len >= self.grow_at {
                 self.grow();
             }
-            let h = if self.slots.len() <= TAG_SLOTS { slot.key & TAG_MASK } else { hash(word) };
-            let (count, added) = self.entry_placed(word, h, slot.key & TAG_MASK);
+            let (word, (count, added)) = match slot.short_word() {
+                // A short word is hashed again from its key, reading nothing more.
+                Some(word) => (word, self.entry_short(slot.key(), hash_short(slot.key()))),
+                None => {
+                    let word = other.word_at(start_of(slot.key()));
+                    let tag = slot.key() & TAG_MASK;
+                    let h = if self.slots.len() <= TAG_SLOTS { tag } else { hash(word) };
+                    (word, self.entry_placed(word, h, tag))
+                }
+            };
             // Cannot overflow: counted occurrences are bounded by the bytes of real input
             // (pre-counted words go through `WordTable::add`, which checks).
             *count += slot.count;
@@ -208,7 +229,7 @@ impl PieceTable {
             put_varint(&mut self.arena, word.len() as u64);
         }
         self.arena.extend_from_slice(word);
-        assert!(start <= MAX_ARENA, "a word-table shard holds over 1 TiB of words");
+        assert!(start <= MAX_ARENA, "a word-table shard holds over 512 GiB of words");
         start
     }
 
@@ -224,33 +245,30 @@ impl PieceTable {
         let old = std::mem::replace(&mut self.slots, vec![Slot::default(); n]);
         self.grow_at = grow_at(n);
         let mask = n - 1;
-        for slot in old.into_iter().filter(|s| s.key != 0) {
-            let h = self.home(slot.key, n);
+        for slot in old.into_iter().filter(|s| s.key() != 0) {
+            let h = self.home(&slot, n);
             let mut i = (h as usize) & mask;
-            while self.slots[i].key != 0 {
+            while self.slots[i].key() != 0 {
                 i = (i + 1) & mask;
             }
             self.slots[i] = slot;
         }
     }
 
-    /// The hash bits that place the word of `key` in a table of `slots` slots: its tag
-    /// up to [`TAG_SLOTS`], else its hash again.
+    /// The hash bits that place the word of `slot` in a table of `slots` slots: a long
+    /// word's tag up to [`TAG_SLOTS`], else the word's hash again.
     #[inline(always)]
-    fn home(&self, key: u64, slots: usize) -> u64 {
-        if slots <= TAG_SLOTS {
-            key & TAG_MASK
-        } else {
-            hash(self.word_at((key >> TAG_BITS) as usize - 1))
+    fn home(&self, slot: &Slot, slots: usize) -> u64 {
+        match slot.short_word() {
+            Some(_) => hash_short(slot.key()),
+            None if slots <= TAG_SLOTS => slot.key() & TAG_MASK,
+            None => hash(self.word_at(start_of(slot.key()))),
         }
     }
 
     /// The words and their counts, in slot order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
-        self.slots
-            .iter()
-            .filter(|s| s.key != 0)
-            .map(|s| (self.word_at((s.key >> TAG_BITS) as usize - 1), s.count))
+        self.slots.iter().filter(|s| s.key() != 0).map(|s| (self.word_of(s), s.count))
     }
 
     /// Keeps only the words for which `keep` holds, in a table sized for them (the slots
@@ -259,10 +277,11 @@ impl PieceTable {
         let kept: Vec<Slot> = self
             .slots
             .iter()
-            .filter(|s| s.key != 0 && keep(self.word_at((s.key >> TAG_BITS) as usize - 1), s.count))
+            .filter(|s| s.key() != 0 && keep(self.word_of(s), s.count))
             .copied()
             .collect();
-        let bytes = kept.iter().map(|s| self.entry_bytes((s.key >> TAG_BITS) as usize - 1)).sum();
+        let arena_words = kept.iter().filter(|s| s.short_word().is_none());
+        let bytes = arena_words.map(|s| self.entry_bytes(start_of(s.key()))).sum();
         let mut table =
             PieceTable { slots: Vec::new(), arena: Vec::with_capacity(bytes), len: 0, grow_at: 0 };
         if !kept.is_empty() {
@@ -270,17 +289,20 @@ impl PieceTable {
             table.slots = vec![Slot::default(); n];
             table.grow_at = grow_at(n);
         }
-        for slot in kept {
-            let start = (slot.key >> TAG_BITS) as usize - 1;
-            let new_start = table.arena.len();
-            table.arena.extend_from_slice(&self.arena[start..start + self.entry_bytes(start)]);
+        for mut slot in kept {
             let mask = table.slots.len() - 1;
-            let mut i = (self.home(slot.key, table.slots.len()) as usize) & mask;
-            while table.slots[i].key != 0 {
+            let mut i = (self.home(&slot, table.slots.len()) as usize) & mask;
+            while table.slots[i].key() != 0 {
                 i = (i + 1) & mask;
             }
-            let key = ((new_start as u64 + 1) << TAG_BITS) | (slot.key & TAG_MASK);
-            table.slots[i] = Slot { key, count: slot.count };
+            if slot.short_word().is_none() {
+                let start = start_of(slot.key());
+                let new_start = table.arena.len();
+                table.arena.extend_from_slice(&self.arena[start..start + self.entry_bytes(start)]);
+                let key = ((new_start as u64 + 1) << TAG_BITS) | (slot.key() & TAG_MASK);
+                slot.key = key.to_le_bytes();
+            }
+            table.slots[i] = slot;
             table.len += 1;
         }
         *self = table;
@@ -359,6 +381,40 @@ mod tests {
         assert_eq!(t.len(), want.len() + 1);
     }
 
+    /// Words on both sides of the short-word limit, with every byte value (zeros and
+    /// bytes of 0x80 and above included, which a key's length byte must not be taken for).
+    #[test]
+    fn short_and_arena_words_are_told_apart() {
+        let mut words = std::collections::BTreeSet::new();
+        for len in 0..=12usize {
+            for v in 0..=255u8 {
+                words.insert(vec![v; len]);
+                let mut w: Vec<u8> = (0..len as u8).map(|i| i.wrapping_mul(97) ^ v).collect();
+                words.insert(w.clone());
+                if len > 0 {
+                    w[len - 1] = 0x80 | (len as u8);
+                    words.insert(w);
+                }
+            }
+        }
+        let mut t = PieceTable::default();
+        for (i, w) in words.iter().enumerate() {
+            assert!(add(&mut t, w, i as u64 + 1), "{w:?} added once");
+        }
+        for (i, w) in words.iter().enumerate() {
+            assert!(!add(&mut t, w, i as u64 + 1), "{w:?} found again");
+        }
+        let want: Vec<(Vec<u8>, u64)> =
+            words.iter().enumerate().map(|(i, w)| (w.clone(), 2 * (i as u64 + 1))).collect();
+        assert_eq!(sorted(&t), want);
+        // Only the long words take arena bytes (a length byte and the bytes).
+        let long: usize = words.iter().filter(|w| w.len() > SHORT_MAX).map(|w| w.len() + 1).sum();
+        assert_eq!(t.arena.len(), long);
+        t.retain(|w, _| w.len() % 2 == 0);
+        let even: Vec<_> = want.into_iter().filter(|(w, _)| w.len() % 2 == 0).collect();
+        assert_eq!(sorted(&t), even);
+    }
+
     #[test]
     fn absorbing_adds_counts_placed_by_tag_or_by_hash() {
         // Tables below and above TAG_SLOTS (1,024 slots in tests) on both sides.
@@ -390,6 +446,21 @@ mod tests {
     }
 
     #[test]
+    fn a_table_sized_ahead_counts_the_same() {
+        let words: Vec<Vec<u8>> =
+            (0..3000u32).map(|i| format!("w{}", i % 1700).into_bytes()).collect();
+        let (mut grown, mut sized) = (PieceTable::default(), PieceTable::with_capacity(5000));
+        assert!(sized.is_empty() && !sized.is_dense(), "room for 5,000, none held");
+        for w in &words {
+            assert_eq!(add(&mut grown, w, 1), add(&mut sized, w, 1), "{w:?}");
+        }
+        assert_eq!(sorted(&grown), sorted(&sized));
+        assert!(grown.is_dense() && !sized.is_dense());
+        assert_eq!(sized.slots.len(), slots_for(5000), "sized once, never grown");
+        assert_eq!(PieceTable::with_capacity(10).slots.len(), 0, "small: made at the first word");
+    }
+
+    #[test]
     fn empty_retain_and_lookup() {
         let mut t = PieceTable::default();
         assert!(t.is_empty());
@@ -399,85 +470,5 @@ mod tests {
         assert!(t.is_empty() && t.iter().next().is_none());
         assert!(add(&mut t, b"a", 1));
         assert_eq!(sorted(&t), vec![(b"a".to_vec(), 1)]);
-    }
-
-    /// Near-identical words: every word of a family differs from a base word in one byte,
-    /// or only in length, or is a counter in fixed-width text.
-    fn near_identical_words() -> Vec<Vec<Vec<u8>>> {
-        let mut one_byte = std::collections::BTreeSet::new();
-        for len in [1usize, 2, 3, 4, 5, 7, 8, 9, 12, 15, 16, 17, 24, 31, 32, 33, 48, 63, 100] {
-            let base: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8 | 0x40).collect();
-            for at in 0..len {
-                for v in 0..=255u8 {
-                    let mut w = base.clone();
-                    w[at] = v;
-                    one_byte.insert(w);
-                }
-            }
-        }
-        let long: Vec<u8> =
-            (0..3000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
-        let mut by_length: Vec<Vec<u8>> = (0..=3000).map(|n| long[..n].to_vec()).collect();
-        by_length.extend((1..=3000).map(|n| vec![b' '; n]));
-        by_length.extend((1..=3000).map(|n| vec![0u8; n]));
-        let counters: Vec<Vec<u8>> = (0..300_000u32)
-            .flat_map(|i| [format!(" w{i:08}"), format!("{i}"), format!("{i:016x}")])
-            .map(String::into_bytes)
-            .collect();
-        vec![one_byte.into_iter().collect(), by_length, counters]
-    }
-
-    /// Every distinct word hashes apart in all 64 bits, and the bits that pick a shard, a
-    /// slot and a tag spread each family evenly: no bucket strays more than 8 standard
-    /// deviations (of a uniform hash's load) from the mean.
-    #[test]
-    fn near_identical_words_neither_collide_nor_cluster() {
-        let families = near_identical_words();
-        let mut all: Vec<(u64, &[u8])> = Vec::new();
-        for words in &families {
-            let hashes: Vec<u64> = words.iter().map(|w| hash(w)).collect();
-            let n = hashes.len() as u64;
-            // Bucket counts that leave at least 32 words per bucket.
-            let bits = (63 - (n / 32).leading_zeros()).min(16);
-            let fields = [(0, bits, "slot and tag"), (16, bits, "tag"), (58, 6, "shard")];
-            for (shift, width, what) in fields {
-                let mut loads = vec![0u64; 1 << width];
-                for h in &hashes {
-                    loads[((h >> shift) & ((1 << width) - 1)) as usize] += 1;
-                }
-                let mean = n as f64 / loads.len() as f64;
-                let spread = 8.0 * mean.sqrt();
-                let (lo, hi) = (loads.iter().min().unwrap(), loads.iter().max().unwrap());
-                assert!(
-                    (*lo as f64) >= mean - spread && (*hi as f64) <= mean + spread,
-                    "{what} bits of {n} words: loads {lo}..{hi}, mean {mean:.1}"
-                );
-            }
-            all.extend(hashes.into_iter().zip(words.iter().map(Vec::as_slice)));
-        }
-        all.sort_unstable();
-        all.dedup_by(|a, b| a.1 == b.1);
-        let collisions = all.windows(2).filter(|p| p[0].0 == p[1].0).count();
-        assert_eq!(collisions, 0, "full 64-bit collisions among {} words", all.len());
-    }
-
-    #[test]
-    fn short_words_compare_byte_for_byte() {
-        let words: Vec<Vec<u8>> = (0..=20usize)
-            .flat_map(|n| (0..n.max(1)).map(move |at| (n, at)))
-            .flat_map(|(n, at)| {
-                let base = vec![b'q'; n];
-                let mut changed = base.clone();
-                if n > 0 {
-                    changed[at] = b'r';
-                }
-                [base, changed]
-            })
-            .collect();
-        for a in &words {
-            for b in &words {
-                assert_eq!(same(a, b), a == b, "{a:?} vs {b:?}");
-            }
-        }
     }
 }

@@ -7,7 +7,8 @@ use rayon::prelude::*;
 use rayon::ThreadPool;
 
 use super::budget;
-use super::pieces::{hash, PieceTable};
+use super::pieces::PieceTable;
+use super::word_hash::hash;
 use crate::error::{Error, Result};
 use crate::parallel;
 
@@ -38,6 +39,19 @@ impl Default for Partial {
 }
 
 impl Partial {
+    /// Partial counts with room for about `words` distinct words, so the shards do not
+    /// double their way up from the first allocation (each doubling places every word
+    /// again).
+    pub fn with_capacity(words: usize) -> Self {
+        let per_shard = words / SHARDS;
+        Self { shards: (0..SHARDS).map(|_| PieceTable::with_capacity(per_shard)).collect() }
+    }
+
+    /// Distinct words held.
+    pub fn len(&self) -> usize {
+        self.shards.iter().map(PieceTable::len).sum()
+    }
+
     /// Counts one occurrence of `piece`, hashing it once for shard and slot. Called once
     /// per piece: inlined into the splitter's loop.
     #[inline(always)]
@@ -151,7 +165,8 @@ impl WordTable {
 
 /// Adds `partial` into `shard`; returns the estimated bytes of the words it added.
 fn absorb(shard: &mut PieceTable, partial: PieceTable) -> u64 {
-    if shard.is_empty() {
+    // Taken whole when it is as dense as a doubled table (one sized ahead may not be).
+    if shard.is_empty() && partial.is_dense() {
         let added = partial.iter().map(|(w, _)| budget::table_entry(w.len() as u64)).sum();
         *shard = partial;
         return added;
