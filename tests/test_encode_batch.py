@@ -3,16 +3,14 @@ count and batch shape; the first failing text is the one reported; Ctrl-C stops 
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import sys
 import textwrap
 import threading
-import time
 
 import pytest
 from bytebpe import PatternError, Tokenizer
 from bytebpe.sample import sample_documents
+from ctrl_c import interrupt_child
 
 DOCS = sample_documents(split="heldout")
 # Backtracks without end on a run of "a" followed by something else than "b": the regex
@@ -198,12 +196,9 @@ def test_ctrl_c_stops_a_batch(tmp_path):
     # all processes), then encodes another batch to show nothing was left stuck.
     script = textwrap.dedent(
         f"""
-        import resource, signal, time
+        import resource, time
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
         from bytebpe import Tokenizer
-        # A runner may start us with SIGINT ignored (shells ignore it in background jobs,
-        # and children inherit that); a user at a terminal has Python's handler.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
         tok = Tokenizer.train_from_iterator(["hello world"] * 20, 256,
                                             pattern={QUADRATIC!r}, progress=False)
         slow = [{SLOW!r}] * 200
@@ -220,22 +215,10 @@ def test_ctrl_c_stops_a_batch(tmp_path):
         print("finished", flush=True)
         """
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    assert proc.stdout.readline().strip() == "ready"
-    time.sleep(1.0)  # inside the batch (about 5 s on two threads)
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        pytest.fail("Ctrl-C did not stop the batch")
-    assert "finished" not in out, out
-    caught = float(out.split("caught", 1)[1].split()[0])
+    stopped = interrupt_child(script, wait=1.0)  # inside the batch (about 5 s on two threads)
+    assert "finished" not in stopped.out, stopped.out
     # Threads stop after the chunk in hand; the bound leaves room for a loaded machine.
-    assert caught - sent < 3.0
-    assert "still works True" in out
-    assert "KeyboardInterrupt" in err
-    assert proc.returncode != 0
+    assert stopped.noticed_after < 3.0
+    assert "still works True" in stopped.out
+    assert "KeyboardInterrupt" in stopped.err
+    assert stopped.returncode != 0

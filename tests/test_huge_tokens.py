@@ -9,24 +9,22 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
 
 import pytest
+from ctrl_c import interrupt_child
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS on Linux")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHONPATH = os.pathsep.join(p for p in [HERE, *sys.path] if p)
 
-# The child's preamble: a memory cap, and Python's own Ctrl-C handler (a runner may start
-# us with SIGINT ignored, and children inherit that).
+# The child's preamble: a memory cap (`interrupt_child` adds Python's Ctrl-C handler).
 PREAMBLE = """
-import json, resource, signal, sys
+import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap}))
-signal.signal(signal.SIGINT, signal.default_int_handler)
 """
 
 
@@ -162,25 +160,8 @@ def _interrupted(body: str, *, wait: float = 0.5, cap_mb: int = 3072) -> tuple[s
     `wait` seconds after; returns (stdout, stderr) once it exits."""
     script = PREAMBLE.format(cap=cap_mb << 20) + textwrap.dedent(body)
     env = {**os.environ, "PYTHONPATH": PYTHONPATH}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=env,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    assert line == "ready", proc.stderr.read() if proc.stderr else line
-    try:
-        proc.communicate(timeout=wait)
-    except subprocess.TimeoutExpired:
-        pass
-    proc.send_signal(signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail("Ctrl-C did not stop the call")
-    return out, err
+    stopped = interrupt_child(script, wait=wait, timeout=60, env=env)
+    return stopped.out, stopped.err
 
 
 # A merge log of 6,000 merges whose tokens hold 18 MB of bytes and 18M splits into two

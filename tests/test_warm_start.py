@@ -7,17 +7,14 @@ import base64
 import functools
 import os
 import pickle
-import signal
-import subprocess
-import sys
 import textwrap
-import time
 
 import pytest
 import reference as R
 from bytebpe import SEED_PRESETS, Phase, StoreError, Tokenizer, TrainingWarning, store_read
 from bytebpe._bytebpe import WordCounter
 from bytebpe.sample import sample_documents
+from ctrl_c import interrupt_child
 
 SPECIAL = "<|end|>"
 TEXT = "def f(x):\n    return x ** 2  # 12345 <|end|> naïve 😀 \r\n\tdone"
@@ -356,12 +353,9 @@ def test_ctrl_c_stops_segmenting_words_under_the_base(tmp_path) -> None:
     store = tmp_path / "run.sqlite"
     script = textwrap.dedent(
         f"""
-        import logging, random, resource, signal, time
+        import logging, random, resource, time
         resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
         from bytebpe import Tokenizer
-        # A runner may start us with SIGINT ignored (shells ignore it in background jobs,
-        # and children inherit that); a user at a terminal has Python's handler.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
         rng = random.Random(0)
         docs = ["".join(rng.choices("ab", k=4000)) for _ in range(200)]
         base = Tokenizer.train_from_iterator(docs, 3000, pattern="[ab]+", progress=False)
@@ -385,27 +379,13 @@ def test_ctrl_c_stops_segmenting_words_under_the_base(tmp_path) -> None:
         print("finished", flush=True)
         """
     )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    assert line == "merging", (line, proc.stderr.read() if proc.stderr else "")
-    time.sleep(0.5)  # into segmenting, which the core call starts with
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        pytest.fail("Ctrl-C did not stop training")
-    assert "finished" not in out, "segmenting ended before Ctrl-C: make the words longer"
-    caught = float(out.split("caught", 1)[1].split()[0])
+    # 0.5 s after the cue is into segmenting, which the core call starts with.
+    stopped = interrupt_child(script, cue="merging", wait=0.5)
+    assert "finished" not in stopped.out, "segmenting ended before Ctrl-C: make the words longer"
     # Rounds of segmenting aim at 25 ms; the bound leaves room for a loaded machine and
     # is well below what is left of segmenting (seconds) when Ctrl-C is not seen.
-    assert caught - sent < 1.0
-    assert "KeyboardInterrupt" in err and proc.returncode != 0
+    assert stopped.noticed_after < 1.0
+    assert "KeyboardInterrupt" in stopped.err and stopped.returncode != 0
     # Nothing done is lost: the store holds the finished counting (all 300 words),
     # undamaged, for a resumed run to start merging from.
     stored = store_read.read(store)
