@@ -11,7 +11,6 @@
 //! reaches it (after at most [`TAKE_AT_ONCE`] have piled up: taking runs of them is
 //! cheaper).
 //!
-//!
 //! Preparing: an item may need the calling thread before anyone works on it (the binding
 //! reads each text of a chunk as UTF-8, which needs the GIL). The caller prepares item 0,
 //! starts the jobs, then prepares the others in order while the jobs work on the first
