@@ -25,6 +25,7 @@ mod pieces;
 mod prune;
 mod rewrite;
 mod snapshot;
+mod sorted_words;
 mod table;
 mod varint;
 pub mod warm;
@@ -34,6 +35,7 @@ mod words;
 pub use budget::Budget;
 pub use counter::WordCounter;
 pub use merge::{Observer, Progress, StopRule};
+pub use sorted_words::SortedWords;
 
 use crate::error::{Error, Result};
 use crate::tokenizer::Tokenizer;
