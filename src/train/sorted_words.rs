@@ -46,6 +46,11 @@ impl SortedWords {
         self.entries.len()
     }
 
+    /// True when there are no words.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     /// Bytes of all words.
     pub fn total_bytes(&self) -> usize {
         self.bytes.len()
@@ -102,7 +107,8 @@ mod tests {
         let sorted = SortedWords::of(&words);
         let got: Vec<(&[u8], u64)> = sorted.iter().collect();
         assert_eq!(got, [(&b""[..], 2), (b"a", 4), (b"ab", 3), (b"b", 1)]);
-        assert_eq!((sorted.len(), sorted.total_bytes()), (4, 4));
+        assert_eq!((sorted.len(), sorted.total_bytes(), sorted.is_empty()), (4, 4, false));
+        assert!(SortedWords::default().is_empty());
         let mut reversed = words.to_vec();
         reversed.reverse();
         assert_eq!(SortedWords::of(&reversed), sorted);
