@@ -7,6 +7,7 @@
 //! words scattered over the arena, and each entry is then one cache line to wait for
 //! instead of three (separate arrays of starts, lengths and counts).
 
+use super::sorted_words::SortedWords;
 use crate::error::{Error, Result};
 use crate::{interrupt, Rank};
 
@@ -45,19 +46,19 @@ impl WordArena {
     }
 
     /// The arena of `words` (bytes, count), each byte as its token `rank(byte)`, in the
-    /// same order: no vector of ids per word on the way. Each word's bytes are freed as
-    /// soon as they are copied. Ctrl-C is looked for once per `step_bytes` of words, not
-    /// once per word, so the copy stays a plain loop.
+    /// same order: no vector of ids per word on the way. Ctrl-C is looked for once per
+    /// `step_bytes` of words, not once per word, so the copy stays a plain loop.
     pub fn of_bytes(
-        words: Vec<(Vec<u8>, u64)>,
+        words: &SortedWords,
         step_bytes: usize,
         rank: impl Fn(u8) -> Rank,
     ) -> Result<Self> {
-        let total = words.iter().map(|(w, _)| w.len()).sum();
-        let mut arena =
-            Self { tokens: Vec::with_capacity(total), entries: Vec::with_capacity(words.len()) };
+        let mut arena = Self {
+            tokens: Vec::with_capacity(words.total_bytes()),
+            entries: Vec::with_capacity(words.len()),
+        };
         let mut since = 0;
-        for (i, (word, count)) in words.into_iter().enumerate() {
+        for (i, (word, count)) in words.iter().enumerate() {
             since += word.len();
             if since >= step_bytes {
                 interrupt::step(std::mem::take(&mut since))?;
@@ -216,11 +217,10 @@ mod tests {
         assert_eq!(arena.count(0), 5);
         assert_eq!(arena.word(1), [] as [Rank; 0]);
         assert_eq!(arena.word(2), [4, 5]);
-        let bytes =
-            WordArena::of_bytes(vec![(b"ab".to_vec(), 3), (vec![], 4)], 1, |b| 300 + u32::from(b))
-                .unwrap();
-        assert_eq!(bytes.word(0), [397, 398]);
-        assert_eq!((bytes.count(0), bytes.count(1), bytes.len()), (3, 4, 2));
+        let words = SortedWords::of(&[(b"ab".to_vec(), 3), (vec![], 4)]);
+        let bytes = WordArena::of_bytes(&words, 1, |b| 300 + u32::from(b)).unwrap();
+        assert_eq!(bytes.word(1), [397, 398]);
+        assert_eq!((bytes.count(0), bytes.count(1), bytes.len()), (4, 3, 2));
     }
 
     /// Runs cover their own words only, and write where the whole arena reads.

@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use super::budget::Budget;
 use super::snapshot;
+use super::sorted_words::SortedWords;
 use super::table::{Partial, WordTable};
 use super::words::WordSplitter;
 use crate::document::{Document, Segment};
@@ -255,7 +256,7 @@ impl WordCounter {
     }
 
     /// The counted words, sorted by bytes (a deterministic order for training).
-    pub fn into_words(self) -> Vec<(Vec<u8>, u64)> {
+    pub fn into_words(self) -> SortedWords {
         self.table.into_words()
     }
 }

@@ -1,7 +1,8 @@
 //! Training: count words ([`counter`]), then merge pairs ([`merge`]).
 //!
 //! Counting: `words.rs` splits a segment into words, `table.rs` holds their counts (in
-//! shards, each a `pieces.rs` table, hashed by `word_hash.rs`), `snapshot.rs` serializes the table (`varint.rs` is
+//! shards, each a `pieces.rs` table, hashed by `word_hash.rs`) and hands them over as
+//! `sorted_words.rs`, `snapshot.rs` serializes the table (`varint.rs` is
 //! the length encoding both use), `prune.rs` and [`budget`] keep it inside a memory
 //! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
 //! `candidate.rs` its heap (the tie-break rule), `order.rs` the tokens' byte-order labels the heap compares, `arena.rs` its words, `pairs.rs` its
@@ -25,6 +26,7 @@ mod pieces;
 mod prune;
 mod rewrite;
 mod snapshot;
+mod sorted_words;
 mod table;
 mod varint;
 pub mod warm;
@@ -34,6 +36,7 @@ mod words;
 pub use budget::Budget;
 pub use counter::WordCounter;
 pub use merge::{Observer, Progress, StopRule};
+pub use sorted_words::SortedWords;
 
 use crate::error::{Error, Result};
 use crate::tokenizer::Tokenizer;

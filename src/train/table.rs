@@ -8,6 +8,7 @@ use rayon::ThreadPool;
 
 use super::budget;
 use super::pieces::PieceTable;
+use super::sorted_words::SortedWords;
 use super::word_hash::hash;
 use crate::error::{Error, Result};
 use crate::parallel;
@@ -151,14 +152,17 @@ impl WordTable {
         self.bytes += added;
     }
 
-    /// The words, sorted by bytes (a deterministic order for training).
-    pub fn into_words(self) -> Vec<(Vec<u8>, u64)> {
-        // Sized once; each shard is freed as soon as its words are copied out.
-        let mut words = Vec::with_capacity(self.distinct_words());
+    /// The words, sorted by bytes (a deterministic order for training), in one buffer
+    /// (no allocation per word). Each shard is freed as soon as its words are copied out.
+    pub fn into_words(self) -> SortedWords {
+        let bytes = self.shards.iter().flat_map(|s| s.iter()).map(|(w, _)| w.len()).sum();
+        let mut words = SortedWords::with_capacity(self.distinct_words(), bytes);
         for shard in self.shards {
-            words.extend(shard.iter().map(|(w, n)| (w.to_vec(), n)));
+            for (w, n) in shard.iter() {
+                words.push(w, n);
+            }
         }
-        parallel::pool(None).install(|| words.par_sort_unstable_by(|a, b| a.0.cmp(&b.0)));
+        words.sort(&parallel::pool(None));
         words
     }
 }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 
 use super::arena::WordArena;
+use super::sorted_words::SortedWords;
 use crate::encode::encode_piece;
 use crate::error::{Error, Result};
 use crate::vocab::{Growth, MergeRecord, Vocab};
@@ -29,9 +30,9 @@ const STEP_BYTES: usize = 64 << 10;
 /// short). A stopped call keeps nothing: merging has not started, and the counts are the
 /// caller's (the store's). The result does not depend on the rounds: each word is
 /// encoded alone.
-pub fn segment(mut words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Result<WordArena> {
+pub fn segment(words: SortedWords, vocab: &Vocab) -> Result<WordArena> {
     if vocab.n_tokens() == 256 {
-        return WordArena::of_bytes(words, STEP_BYTES, |b| vocab.byte_rank(b));
+        return WordArena::of_bytes(&words, STEP_BYTES, |b| vocab.byte_rank(b));
     }
     let mut out = Vec::with_capacity(words.len());
     // On the project's pool, never Rayon's global one (see `parallel`).
@@ -40,17 +41,18 @@ pub fn segment(mut words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Result<WordAren
     while start < words.len() {
         let (mut end, mut bytes) = (start, 0);
         while end < words.len() && bytes < round_bytes {
-            bytes += words[end].0.len();
+            bytes += words.get(end).0.len();
             end += 1;
         }
         let began = Instant::now();
         pool.install(|| {
-            out.par_extend(words[start..end].par_iter_mut().map(|(bytes, n)| {
-                // Each word's bytes are freed once encoded, as the round goes.
-                let bytes = std::mem::take(bytes);
-                let mut ids = Vec::with_capacity(bytes.len());
-                encode_piece(vocab, &bytes, &mut ids);
-                (ids, *n)
+            out.par_extend((start..end).into_par_iter().map_init(Vec::new, |scratch, i| {
+                // Encoded into a reused buffer, then copied at its exact length: the ids
+                // held until the arena is built take no more than they need.
+                let (bytes, n) = words.get(i);
+                scratch.clear();
+                encode_piece(vocab, bytes, scratch);
+                (scratch.clone(), n)
             }));
         });
         let took = began.elapsed();
@@ -62,6 +64,8 @@ pub fn segment(mut words: Vec<(Vec<u8>, u64)>, vocab: &Vocab) -> Result<WordAren
         interrupt::step(usize::MAX)?; // a forced look: the check runs if it is due
         start = end;
     }
+    // The words' bytes are freed before the arena is built next to the ids.
+    drop(words);
     WordArena::new(out)
 }
 
@@ -165,8 +169,8 @@ mod tests {
 
     /// Words of a few bytes over "ab", `total` bytes in all, and a vocabulary that
     /// merges "aa" and "ab" (so segmenting encodes, rather than mapping bytes).
-    fn words_and_vocab(total: usize) -> (Vec<(Vec<u8>, u64)>, Vocab) {
-        let words = (0..total / 8)
+    fn words_and_vocab(total: usize) -> (SortedWords, Vocab) {
+        let words: Vec<(Vec<u8>, u64)> = (0..total / 8)
             .map(|i| ((0..8).map(|k| if (i >> k) & 1 == 1 { b'a' } else { b'b' }).collect(), 1))
             .collect();
         let (a, b) = (Rank::from(b'a'), Rank::from(b'b'));
@@ -174,7 +178,7 @@ mod tests {
             MergeRecord { left: a, right: a, token: 256, count: 0 },
             MergeRecord { left: a, right: b, token: 257, count: 0 },
         ];
-        (words, Vocab::from_merges(merges, &[]).unwrap())
+        (SortedWords::of(&words), Vocab::from_merges(merges, &[]).unwrap())
     }
 
     #[test]
@@ -185,7 +189,7 @@ mod tests {
         for (w, (bytes, n)) in words.iter().enumerate() {
             let mut want = Vec::new();
             encode_piece(&vocab, bytes, &mut want);
-            assert_eq!((got.word(w as u32), got.count(w as u32)), (&want[..], *n));
+            assert_eq!((got.word(w as u32), got.count(w as u32)), (&want[..], n));
         }
     }
 

@@ -1,0 +1,118 @@
+//! The counted words handed from the word table to the merge loop: every word's bytes in
+//! one buffer and one entry (where, how long, how often) per word, the entries sorted by
+//! the words' bytes. One allocation for all words instead of a vector each, which the
+//! merge loop's arena would copy and free one by one.
+
+/// Where a word's bytes are in the buffer, and how often it occurs.
+#[derive(Clone, Copy)]
+struct Entry {
+    start: u64,
+    count: u64,
+    len: u64,
+}
+
+/// Distinct words and their counts, in byte order (equal tables give equal lists).
+#[derive(Clone, Default)]
+pub struct SortedWords {
+    /// All words' bytes, in the order they were added (not sorted).
+    bytes: Vec<u8>,
+    /// One entry per word, sorted by the word's bytes once [`SortedWords::sort`] ran.
+    entries: Vec<Entry>,
+}
+
+impl SortedWords {
+    /// Room for `words` words of `bytes` bytes in all.
+    pub fn with_capacity(words: usize, bytes: usize) -> Self {
+        Self { bytes: Vec::with_capacity(bytes), entries: Vec::with_capacity(words) }
+    }
+
+    /// Adds a word (distinct from every other; call [`SortedWords::sort`] after the last).
+    pub fn push(&mut self, word: &[u8], count: u64) {
+        self.entries.push(Entry { start: self.bytes.len() as u64, count, len: word.len() as u64 });
+        self.bytes.extend_from_slice(word);
+    }
+
+    /// Sorts the entries by their words' bytes, on `pool`. The words are distinct, so
+    /// the order is unique and an unstable sort is deterministic.
+    pub fn sort(&mut self, pool: &rayon::ThreadPool) {
+        use rayon::prelude::*;
+        let bytes = &self.bytes;
+        let word = |e: &Entry| &bytes[e.start as usize..e.start as usize + e.len as usize];
+        pool.install(|| self.entries.par_sort_unstable_by(|a, b| word(a).cmp(word(b))));
+    }
+
+    /// Number of words.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when there are no words.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Bytes of all words.
+    pub fn total_bytes(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Word `i` (in byte order) and its count.
+    #[inline]
+    pub fn get(&self, i: usize) -> (&[u8], u64) {
+        let Entry { start, count, len } = self.entries[i];
+        (&self.bytes[start as usize..start as usize + len as usize], count)
+    }
+
+    /// The words and counts in byte order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+impl std::fmt::Debug for SortedWords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown = self.iter().map(|(w, n)| (String::from_utf8_lossy(w), n));
+        f.debug_list().entries(shown).finish()
+    }
+}
+
+/// Equal when the same words have the same counts (the buffer's order does not matter).
+impl PartialEq for SortedWords {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+#[cfg(test)]
+impl SortedWords {
+    /// The sorted list of `words` (distinct).
+    pub fn of(words: &[(Vec<u8>, u64)]) -> Self {
+        let mut sorted = Self::default();
+        for (w, n) in words {
+            sorted.push(w, *n);
+        }
+        sorted.sort(&crate::parallel::pool(Some(1)));
+        sorted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_come_out_in_byte_order_whatever_order_they_went_in() {
+        let words =
+            [(b"b".to_vec(), 1), (b"".to_vec(), 2), (b"ab".to_vec(), 3), (b"a".to_vec(), 4)];
+        let sorted = SortedWords::of(&words);
+        let got: Vec<(&[u8], u64)> = sorted.iter().collect();
+        assert_eq!(got, [(&b""[..], 2), (b"a", 4), (b"ab", 3), (b"b", 1)]);
+        assert_eq!((sorted.len(), sorted.total_bytes(), sorted.is_empty()), (4, 4, false));
+        assert!(SortedWords::default().is_empty());
+        let mut reversed = words.to_vec();
+        reversed.reverse();
+        assert_eq!(SortedWords::of(&reversed), sorted);
+        assert_ne!(SortedWords::of(&words[1..]), sorted);
+        assert_eq!(format!("{:?}", SortedWords::of(&words[..1])), r#"[("b", 1)]"#);
+    }
+}
