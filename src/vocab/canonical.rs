@@ -42,6 +42,7 @@ pub(super) fn pair_table(
     let mut kept: Vec<(Rank, Rank, Rank)> = Vec::new();
     let mut to_check: Vec<(usize, Rank)> = Vec::new();
     for group in splits.chunk_by(|a, b| a.2 == b.2) {
+        interrupt::step(group.len())?; // tens of millions of splits in a long-token vocabulary
         let token = group[0].2;
         let len = tokens[token as usize].len();
         if group.len() == 1 || len > CHECKED {
@@ -51,7 +52,7 @@ pub(super) fn pair_table(
         }
     }
     // Sized once, so the table is as small (cache-friendly) as its load factor allows.
-    let mut table = PairTable::with_capacity(kept.len() + to_check.len());
+    let mut table = PairTable::with_capacity_interruptible(kept.len() + to_check.len())?;
     // A vocabulary with a split at every byte of long tokens has tens of millions.
     for chunk in kept.chunks(1 << 12) {
         interrupt::step(chunk.len())?;

@@ -9,6 +9,9 @@
 //! a miss reads keys only, 8 bytes a slot instead of 16, so more of the table stays in
 //! the cache (it is read at random, once or twice per adjacent pair).
 
+use crate::error::Result;
+use crate::interrupt;
+
 /// A slot's key when it holds nothing (no pair of real ids packs to it: ids < u32::MAX).
 const EMPTY: u64 = u64::MAX;
 
@@ -33,13 +36,26 @@ fn pack(left: u32, right: u32) -> u64 {
 impl PairTable {
     /// An empty table with room for `n` pairs without growing.
     pub fn with_capacity(n: usize) -> Self {
+        Self::cleared(n, |_| Ok(())).expect("clearing without a check cannot fail")
+    }
+
+    /// [`Self::with_capacity`], looking for Ctrl-C while the slots are cleared: a
+    /// vocabulary of long tokens has tens of millions of splits, and clearing their
+    /// hundreds of megabytes of keys takes a large share of a second.
+    pub fn with_capacity_interruptible(n: usize) -> Result<Self> {
+        Self::cleared(n, interrupt::step)
+    }
+
+    fn cleared(n: usize, mut step: impl FnMut(usize) -> Result<()>) -> Result<Self> {
+        const CHUNK: usize = 1 << 20;
         let size = (2 * n).next_power_of_two().max(16);
-        Self {
-            keys: vec![EMPTY; size],
-            ids: vec![0; size],
-            shift: 64 - size.trailing_zeros(),
-            len: 0,
+        let mut keys = Vec::with_capacity(size);
+        while keys.len() < size {
+            let more = (size - keys.len()).min(CHUNK);
+            keys.resize(keys.len() + more, EMPTY);
+            step(more)?;
         }
+        Ok(Self { keys, ids: vec![0; size], shift: 64 - size.trailing_zeros(), len: 0 })
     }
 
     #[inline]
