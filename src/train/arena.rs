@@ -35,48 +35,46 @@ impl WordArena {
     /// is freed as soon as it is copied.
     pub fn new(words: Vec<(Vec<Rank>, u64)>) -> Result<Self> {
         let total = words.iter().map(|(w, _)| w.len()).sum();
-        let mut arena =
-            Self { tokens: Vec::with_capacity(total), entries: Vec::with_capacity(words.len()) };
+        let mut arena = Self::with_capacity(words.len(), total);
         for (i, (word, count)) in words.into_iter().enumerate() {
-            let len = Self::checked_len(i, word.len())?;
-            arena.entries.push(Entry { start: arena.tokens.len() as u64, count, len });
-            arena.tokens.extend_from_slice(&word);
+            arena.push(i, count, word.iter().copied())?;
         }
         Ok(arena)
     }
 
     /// The arena of `words` (bytes, count), each byte as its token `rank(byte)`, in the
-    /// same order: no vector of ids per word on the way. Ctrl-C is looked for once per
-    /// `step_bytes` of words, not once per word, so the copy stays a plain loop.
-    pub fn of_bytes(
-        words: &SortedWords,
-        step_bytes: usize,
-        rank: impl Fn(u8) -> Rank,
-    ) -> Result<Self> {
-        let mut arena = Self {
-            tokens: Vec::with_capacity(words.total_bytes()),
-            entries: Vec::with_capacity(words.len()),
-        };
-        let mut since = 0;
+    /// same order: no vector of ids per word on the way. Interruptible (see
+    /// [`interrupt`]).
+    pub fn of_bytes(words: &SortedWords, rank: impl Fn(u8) -> Rank) -> Result<Self> {
+        let mut arena = Self::with_capacity(words.len(), words.total_bytes());
         for (i, (word, count)) in words.iter().enumerate() {
-            since += word.len();
-            if since >= step_bytes {
-                interrupt::step(std::mem::take(&mut since))?;
-            }
-            let len = Self::checked_len(i, word.len())?;
-            arena.entries.push(Entry { start: arena.tokens.len() as u64, count, len });
-            arena.tokens.extend(word.iter().map(|&b| rank(b)));
+            interrupt::step(word.len())?;
+            arena.push(i, count, word.iter().map(|&b| rank(b)))?;
         }
         Ok(arena)
     }
 
-    /// The length of word `i`, if the merge loop takes it.
-    fn checked_len(i: usize, len: usize) -> Result<u32> {
-        u32::try_from(len).map_err(|_| {
+    fn with_capacity(words: usize, tokens: usize) -> Self {
+        Self { tokens: Vec::with_capacity(tokens), entries: Vec::with_capacity(words) }
+    }
+
+    /// Appends word `i` (its place in the input, for the error), if the merge loop takes
+    /// its length.
+    fn push(
+        &mut self,
+        i: usize,
+        count: u64,
+        word: impl ExactSizeIterator<Item = Rank>,
+    ) -> Result<()> {
+        let len = u32::try_from(word.len()).map_err(|_| {
             Error::InvalidConfig(format!(
-                "word {i} has {len} tokens; the merge loop takes words of at most 2**32-1"
+                "word {i} has {} tokens; the merge loop takes words of at most 2**32-1",
+                word.len()
             ))
-        })
+        })?;
+        self.entries.push(Entry { start: self.tokens.len() as u64, count, len });
+        self.tokens.extend(word);
+        Ok(())
     }
 
     /// Number of words.
@@ -218,7 +216,7 @@ mod tests {
         assert_eq!(arena.word(1), [] as [Rank; 0]);
         assert_eq!(arena.word(2), [4, 5]);
         let words = SortedWords::of(&[(b"ab".to_vec(), 3), (vec![], 4)]);
-        let bytes = WordArena::of_bytes(&words, 1, |b| 300 + u32::from(b)).unwrap();
+        let bytes = WordArena::of_bytes(&words, |b| 300 + u32::from(b)).unwrap();
         assert_eq!(bytes.word(1), [397, 398]);
         assert_eq!((bytes.count(0), bytes.count(1), bytes.len()), (4, 3, 2));
     }

@@ -20,8 +20,6 @@ use crate::{interrupt, parallel, Rank, Tokenizer};
 const ROUND_TIME: Duration = Duration::from_millis(25);
 const FIRST_ROUND_BYTES: usize = 64 << 10;
 const MAX_ROUND_BYTES: usize = 64 << 20;
-/// Under the 256 bytes alone (a plain map), bytes mapped between two interrupt steps.
-const STEP_BYTES: usize = 64 << 10;
 
 /// The merge loop's words: each word as the tokens `vocab` encodes it to, true
 /// rank-ordered BPE, as `encode` does (not greedy longest match), so training continues
@@ -32,7 +30,7 @@ const STEP_BYTES: usize = 64 << 10;
 /// encoded alone.
 pub fn segment(words: SortedWords, vocab: &Vocab) -> Result<WordArena> {
     if vocab.n_tokens() == 256 {
-        return WordArena::of_bytes(&words, STEP_BYTES, |b| vocab.byte_rank(b));
+        return WordArena::of_bytes(&words, |b| vocab.byte_rank(b));
     }
     let mut out = Vec::with_capacity(words.len());
     // On the project's pool, never Rayon's global one (see `parallel`).
@@ -195,9 +193,9 @@ mod tests {
 
     #[test]
     fn ctrl_c_stops_segmenting_under_either_vocabulary() {
-        // More than one round (or, for the 256 bytes, one step): the check runs and
-        // stops the call.
-        let (words, vocab) = words_and_vocab(2 * FIRST_ROUND_BYTES.max(STEP_BYTES));
+        // More than one round (or, for the 256 bytes, more work than one look at the
+        // clock waits for): the check runs and stops the call.
+        let (words, vocab) = words_and_vocab(2 * FIRST_ROUND_BYTES);
         assert_eq!(
             interrupt::with_check(stop, || segment(words.clone(), &vocab)).err(),
             Some(Error::Interrupted)
