@@ -513,3 +513,66 @@ fn the_fast_path_is_used_exactly_for_the_builtin_regexes() {
     }
     assert!(result.is_err());
 }
+
+/// Runs of every kind the splitters scan 16 bytes at a time (letters of each case,
+/// digits, whitespace of each sort, punctuation, apostrophes), of every length from 1 to
+/// 40 (ending inside the first block, on its last byte or the next block's first, and
+/// past a second block), after a short lead-in that shifts them against the blocks, and
+/// ended by an ASCII or non-ASCII character of every class, a control byte, or the end.
+#[test]
+fn runs_across_vector_blocks_match_fancy_regex() {
+    let runs = ["a", "Z", "aB", "7", " ", "\t", "\n", "\r\n", ".", "'", "/", "\u{7f}", "\0"];
+    let lead_ins = ["", " ", "x", "é ", "0123456789abcde"];
+    let terminators = [
+        "", "x", "X", " ", "  x", "\n", "'s", "'LL", "0", ".", "\0", "\u{7f}", "é", "É", "\u{301}",
+        "中", "٣", "\u{a0}", "\u{3000}", "€", "ſ",
+    ];
+    for name in BUILTINS {
+        let pattern = Pattern::new(name).unwrap();
+        for run in runs {
+            for n in 1..=40 {
+                let body = run.repeat(n);
+                for lead_in in lead_ins {
+                    for end in terminators {
+                        let text = format!("{lead_in}{body}{end}");
+                        assert!(check(&pattern, &text), "{name}: fancy-regex failed on {text:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Text of 48 ASCII bytes with one character or short sequence written over it at every
+/// offset: a non-ASCII character of each class (so the vector scan meets a byte from 0x80
+/// at every position of a block), contractions, `\r\n`, a lone space before a letter, and
+/// the bytes 0x00 and 0x7F.
+#[test]
+fn a_switch_at_every_offset_of_a_block_matches_fancy_regex() {
+    let fills = [
+        "the quick brown fox's 123 jumps  over\r\n the lazy",
+        "    if (x == 10) {\n        return y;\n    }\n     ",
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "                                                ",
+    ];
+    let inserts = [
+        "é", "É", "\u{301}", "中", "٣", "\u{a0}", "\u{3000}", "\u{85}", "€", "😀", "ſ", "ǅ", "ʰ",
+        "'s", "'S", "'ll", "'LL", "'ve", "\r\n", " a", " A", " 1", "\0", "\u{7f}", "\n ",
+    ];
+    for name in BUILTINS {
+        let pattern = Pattern::new(name).unwrap();
+        for fill in fills {
+            assert_eq!(fill.len(), 48, "{fill:?}");
+            for at in 0..=fill.len() {
+                for insert in inserts {
+                    for text in [
+                        format!("{}{insert}{}", &fill[..at], &fill[at..]),
+                        format!("{}{insert}{}", &fill[..at], &fill[(at + 1).min(48)..]),
+                    ] {
+                        assert!(check(&pattern, &text), "{name}: fancy-regex failed on {text:?}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -20,6 +20,7 @@ mod cl100k;
 mod classes;
 mod gpt2;
 mod o200k;
+mod runs;
 mod scan;
 
 /// tiktoken's r50k_base / gpt2 `pat_str`.

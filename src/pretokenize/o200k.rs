@@ -12,8 +12,9 @@
 //! are in both U and W). Every character is a letter, a number, "other" or `\s`, so the
 //! pieces tile the text.
 
-use super::ascii::{self, DIGIT, LOWER, NEWLINE, NOT_SPACE, SPACE, TAB, UPPER};
+use super::ascii::{self, DIGIT, NEWLINE, NOT_SPACE, SPACE, TAB};
 use super::classes::{LETTER, LOWERISH, NUMBER, UPPERISH};
+use super::runs::Set;
 use super::scan::{Spaces, Text};
 
 /// The end of the piece that starts at `i` (`i < text.len()`).
@@ -73,8 +74,8 @@ fn ascii_piece_end(text: &Text, i: usize) -> Option<usize> {
 /// character (which may be U, W or both) ends one of the runs (then `None`).
 #[inline(always)]
 fn ascii_word(text: &Text, j: usize) -> Option<usize> {
-    let upper_end = text.run_kind(j, UPPER);
-    let end = text.run_kind(upper_end, LOWER);
+    let upper_end = text.run_set(j, Set::Upper);
+    let end = text.run_set(upper_end, Set::Lower);
     if !text.ends_ascii(end) {
         return None;
     }

@@ -5,8 +5,9 @@
 //! them a bounded number of times per piece (over the text that piece and its neighbours
 //! cover) runs in linear time.
 
-use super::ascii::{DIGIT, KIND, WHITESPACE};
-use super::classes::{self, Table, FOLDS, SPACE, WORDISH};
+use super::ascii::{DIGIT, KIND};
+use super::classes::{self, Table, FOLDS, LETTER, LOWERISH, NUMBER, SPACE, UPPERISH, WORDISH};
+use super::runs::{self, Set};
 
 /// A text being split. Positions are byte offsets on character boundaries.
 #[derive(Clone, Copy)]
@@ -64,13 +65,10 @@ impl<'t> Text<'t> {
         !matches!(self.bytes.get(i), Some(&b) if b >= 0x80)
     }
 
-    /// End of the maximal run from `i` of bytes of the `mask` kinds (ASCII only).
+    /// End of the maximal run from `i` of ASCII bytes in `set`.
     #[inline(always)]
-    pub fn run_kind(&self, mut i: usize, mask: u8) -> usize {
-        while i < self.len() && KIND[self.bytes[i] as usize] & mask != 0 {
-            i += 1;
-        }
-        i
+    pub fn run_set(&self, i: usize, set: Set) -> usize {
+        runs::run_end(self.bytes, i, set)
     }
 
     /// `\p{N}{1,3}` at an ASCII digit `i`, when the ASCII bytes decide it: `None` when the
@@ -97,23 +95,36 @@ impl<'t> Text<'t> {
         i < self.len() && self.class(i).0 & WORDISH == 0
     }
 
-    /// End of the maximal run from `i` of ASCII characters with one of the `mask` flags:
-    /// one table lookup per byte, stopping at the first non-ASCII byte too.
+    /// End of the maximal run from `i` of ASCII characters with one of the `mask` flags,
+    /// stopping at the first non-ASCII byte too: 16 bytes at a time for the masks the
+    /// splitters use (constants once inlined), else one table lookup per byte.
     #[inline(always)]
     pub fn run_ascii(&self, mut i: usize, mask: u8) -> usize {
-        while i < self.len() && self.by_byte[self.bytes[i] as usize] & mask != 0 {
-            i += 1;
-        }
-        i
+        let set = match mask {
+            LETTER => Set::Letter,
+            NUMBER => Set::Digit,
+            SPACE => Set::Whitespace,
+            // ASCII members of o200k's U and W: uppercase and lowercase letters.
+            UPPERISH => Set::Upper,
+            LOWERISH => Set::Lower,
+            _ => {
+                while i < self.len() && self.by_byte[self.bytes[i] as usize] & mask != 0 {
+                    i += 1;
+                }
+                return i;
+            }
+        };
+        self.run_set(i, set)
     }
 
     /// End of the maximal run from `i` of characters with one of the `mask` flags.
     #[inline(always)]
-    pub fn run(&self, mut i: usize, mask: u8) -> usize {
+    pub fn run(&self, i: usize, mask: u8) -> usize {
+        // ASCII first (most runs in most text are ASCII), then one character at a time by
+        // the Unicode table while the bytes are non-ASCII; back to the vector scan only at
+        // an ASCII member (a vector test per character of a non-ASCII run was slower).
+        let mut i = self.run_ascii(i, mask);
         loop {
-            // ASCII first (most runs in most text are ASCII), then one character by the
-            // Unicode table when the ASCII run stopped at a non-ASCII byte.
-            i = self.run_ascii(i, mask);
             if i == self.len() || self.bytes[i] < 0x80 {
                 return i;
             }
@@ -122,7 +133,16 @@ impl<'t> Text<'t> {
                 return i;
             }
             i += len;
+            if self.ascii_member(i, mask) {
+                i = self.run_ascii(i + 1, mask);
+            }
         }
+    }
+
+    /// Whether the byte at `i` is an ASCII character with one of the `mask` flags.
+    #[inline(always)]
+    fn ascii_member(&self, i: usize, mask: u8) -> bool {
+        i < self.len() && self.by_byte[self.bytes[i] as usize] & mask != 0
     }
 
     /// End of the run from `i` of at most `max` characters with one of the `mask` flags.
@@ -139,24 +159,22 @@ impl<'t> Text<'t> {
 
     /// End of the maximal run from `i` of `[^\s\p{L}\p{N}]`.
     #[inline(always)]
-    pub fn run_other(&self, mut i: usize) -> usize {
-        while i < self.len() {
-            // ASCII first: "other" has no flags, and bytes from 0x80 stop the loop.
-            let rest = &self.bytes[i..];
-            i += rest
-                .iter()
-                .position(|&b| b >= 0x80 || self.by_byte[b as usize] & WORDISH != 0)
-                .unwrap_or(rest.len());
-            if i == self.len() {
-                break;
+    pub fn run_other(&self, i: usize) -> usize {
+        // As `run`: ASCII 16 bytes at a time, non-ASCII one character at a time.
+        let mut i = self.run_set(i, Set::Other);
+        loop {
+            if i == self.len() || self.bytes[i] < 0x80 {
+                return i;
             }
             let (flags, len) = self.class(i);
             if flags & WORDISH != 0 {
-                break;
+                return i;
             }
             i += len;
+            if i < self.len() && Set::Other.contains(self.bytes[i]) {
+                i = self.run_set(i + 1, Set::Other);
+            }
         }
-        i
     }
 
     /// End of the maximal run from `i` of the ASCII bytes in `set` (`[\r\n]*`, `[\r\n/]*`).
@@ -203,7 +221,7 @@ impl<'t> Text<'t> {
     /// end of the text (`None` otherwise: `spaces` then decides). `i` must be ASCII `\s`.
     #[inline(always)]
     pub fn ascii_spaces(&self, i: usize) -> Option<Spaces> {
-        let end = self.run_kind(i + 1, WHITESPACE);
+        let end = self.run_set(i + 1, Set::Whitespace);
         if !self.ends_ascii(end) {
             return None;
         }
