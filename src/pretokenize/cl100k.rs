@@ -77,7 +77,7 @@ fn general_piece_end(text: &Text, i: usize) -> usize {
     if let Some(end) = text.contraction(i, true) {
         return end;
     }
-    let c = text.bytes[i];
+    let c = text.byte(i);
     let (flags, len) = text.class(i);
     // [^\r\n\p{L}\p{N}]?+\p{L}++: a letter run, optionally after one character that is
     // not \r, \n, a letter or a number (a space, a tab, punctuation, a mark, ...).

@@ -78,7 +78,7 @@ pub struct Table {
     /// `cp & !0xFF`.
     index: Box<[u16]>,
     /// 256-byte blocks of flags, identical blocks stored once, block 0 first.
-    blocks: Box<[u8]>,
+    blocks: Box<[[u8; 256]]>,
     /// Flags by byte: the ASCII characters' own, none for the bytes of multi-byte
     /// characters, so a loop over ASCII stops at the first non-ASCII byte without a
     /// test of its own.
@@ -87,10 +87,27 @@ pub struct Table {
 
 impl Table {
     /// The flags of code point `cp` (any `char` as u32).
-    #[inline]
+    #[cfg(test)]
     pub fn get(&self, cp: u32) -> u8 {
-        let block = self.index[(cp >> 8) as usize] as usize;
-        self.blocks[(block << 8) | (cp & 0xFF) as usize]
+        assert!(cp <= MAX_CODE_POINT, "U+{cp:X} is beyond Unicode");
+        // SAFETY: checked just above.
+        unsafe { self.get_unchecked(cp) }
+    }
+
+    /// `get` without bounds checks, for the splitters' hot loops (two checks of ~35
+    /// instructions a non-ASCII character).
+    ///
+    /// # Safety
+    /// `cp <= 0x10FFFF` (any code point decoded from valid UTF-8).
+    #[inline(always)]
+    pub unsafe fn get_unchecked(&self, cp: u32) -> u8 {
+        debug_assert!(cp <= MAX_CODE_POINT);
+        // SAFETY: `index` has an entry for every `cp >> 8` up to 0x10FFFF's, and `build`
+        // stores every block an entry names before naming it, so `block` is in `blocks`.
+        unsafe {
+            let block = *self.index.get_unchecked((cp >> 8) as usize) as usize;
+            self.blocks.get_unchecked(block)[(cp & 0xFF) as usize]
+        }
     }
 
     /// The flags of the ASCII characters, and no flags for bytes from 0x80.
@@ -98,6 +115,9 @@ impl Table {
         &self.by_byte
     }
 }
+
+/// The largest Unicode scalar value.
+const MAX_CODE_POINT: u32 = 0x10_FFFF;
 
 /// The table, built on first use (a few milliseconds).
 pub fn table() -> &'static Table {
@@ -112,7 +132,7 @@ pub fn class_of(c: char) -> u8 {
 }
 
 fn build() -> Table {
-    let mut flat = vec![0u8; 0x11_0000];
+    let mut flat = vec![0u8; MAX_CODE_POINT as usize + 1];
     for (source, flag) in SOURCES {
         for (start, end) in ranges(source) {
             for flags in &mut flat[start as usize..=end as usize] {
@@ -121,7 +141,7 @@ fn build() -> Table {
         }
     }
     let mut index = Vec::with_capacity(flat.len() >> 8);
-    let mut blocks = Vec::new();
+    let mut blocks: Vec<[u8; 256]> = Vec::new();
     // Most blocks hold one value throughout (unassigned planes, CJK ideographs): those are
     // found by comparing a block with itself shifted by one (a memcmp), and looked up by
     // their value, so only the few mixed blocks are hashed (hashing all 4,352 was ~90% of
@@ -130,8 +150,8 @@ fn build() -> Table {
     let mut mixed: HashMap<&[u8], u16> = HashMap::new();
     for chunk in flat.chunks(256) {
         let store = || {
-            blocks.extend_from_slice(chunk);
-            (blocks.len() / 256 - 1) as u16
+            blocks.push(chunk.try_into().expect("256-byte chunks"));
+            (blocks.len() - 1) as u16
         };
         let id = if chunk[1..] == chunk[..255] {
             *uniform[chunk[0] as usize].get_or_insert_with(store)
@@ -142,7 +162,7 @@ fn build() -> Table {
     }
     debug_assert_eq!(index[0], 0, "block 0 must be stored first (ASCII lookups rely on it)");
     let mut by_byte = [0u8; 256];
-    by_byte[..0x80].copy_from_slice(&blocks[..0x80]);
+    by_byte[..0x80].copy_from_slice(&blocks[0][..0x80]);
     Table { index: index.into(), blocks: blocks.into(), by_byte }
 }
 

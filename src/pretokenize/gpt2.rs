@@ -74,7 +74,7 @@ fn general_piece_end(text: &Text, i: usize) -> usize {
     // ` ?\p{L}++`, ` ?\p{N}++`, ` ?[^\s\p{L}\p{N}]++`: an optional U+0020 then a maximal
     // run of one class. When the space is not followed by such a run, ` ?` backs off to
     // empty, and the space itself is no letter/number/other: those alternatives fail.
-    let start = if text.bytes[i] == b' ' && i + 1 < text.len() { i + 1 } else { i };
+    let start = if text.byte(i) == b' ' && i + 1 < text.len() { i + 1 } else { i };
     let (flags, _) = text.class(start);
     if flags & LETTER != 0 {
         return text.run(start, LETTER);

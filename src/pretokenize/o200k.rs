@@ -12,7 +12,7 @@
 //! are in both U and W). Every character is a letter, a number, "other" or `\s`, so the
 //! pieces tile the text.
 
-use super::ascii::{self, DIGIT, NEWLINE, NOT_SPACE, SPACE, TAB};
+use super::ascii::{self, DIGIT, NEWLINE, NOT_SPACE, SPACE, TAB, UPPER};
 use super::classes::{LETTER, LOWERISH, NUMBER, UPPERISH};
 use super::runs::Set;
 use super::scan::{Spaces, Text};
@@ -34,13 +34,13 @@ fn ascii_piece_end(text: &Text, i: usize) -> Option<usize> {
     // Tests in order of frequency in English and code.
     let kind = text.kind(i);
     if kind & ascii::LETTER != 0 {
-        return ascii_word(text, i);
+        return ascii_word(text, i, kind);
     }
     let next = text.kind(i + 1);
     // In P = `[^\r\n\p{L}\p{N}]`: a prefix before a word.
     if kind & (SPACE | TAB | ascii::OTHER) != 0 {
         if next & ascii::LETTER != 0 {
-            return ascii_word(text, i + 1);
+            return ascii_word(text, i + 1, next);
         }
         if next == 0 && i + 1 < text.len() {
             // A non-ASCII character after the prefix: maybe a letter or a mark.
@@ -73,9 +73,11 @@ fn ascii_piece_end(text: &Text, i: usize) -> Option<usize> {
 /// lowercase run after it, and no backtracking can change that unless a non-ASCII
 /// character (which may be U, W or both) ends one of the runs (then `None`).
 #[inline(always)]
-fn ascii_word(text: &Text, j: usize) -> Option<usize> {
-    let upper_end = text.run_set(j, Set::Upper);
-    let end = text.run_set(upper_end, Set::Lower);
+fn ascii_word(text: &Text, j: usize, kind: u8) -> Option<usize> {
+    // `kind` is the letter's at `j`: a lowercase one starts the lowercase run (most words),
+    // so only a capital needs the uppercase scan.
+    let lower_start = if kind == UPPER { text.run_set(j + 1, Set::Upper) } else { j };
+    let end = text.run_set(lower_start, Set::Lower);
     if !text.ends_ascii(end) {
         return None;
     }
@@ -85,7 +87,7 @@ fn ascii_word(text: &Text, j: usize) -> Option<usize> {
 /// The end of the piece that starts at `i`, any characters.
 #[inline(never)]
 fn general_piece_end(text: &Text, i: usize) -> usize {
-    let c = text.bytes[i];
+    let c = text.byte(i);
     let (flags, len) = text.class(i);
     // P?: tried taken first (when the character is in P), then empty.
     let prefix = flags & (LETTER | NUMBER) == 0 && c != b'\r' && c != b'\n';
@@ -151,7 +153,7 @@ fn lower_word(text: &Text, start: usize) -> Option<usize> {
     let (mut j, mut last_lower_end) = (start, None);
     while j < text.len() {
         j = text.run_ascii(j, UPPERISH);
-        if j == text.len() || text.bytes[j] < 0x80 {
+        if j == text.len() || text.byte(j) < 0x80 {
             break;
         }
         let (flags, len) = text.class(j);

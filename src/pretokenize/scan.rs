@@ -12,8 +12,9 @@ use super::runs::{self, Set};
 /// A text being split. Positions are byte offsets on character boundaries.
 #[derive(Clone, Copy)]
 pub struct Text<'t> {
-    /// The text's bytes (valid UTF-8).
-    pub bytes: &'t [u8],
+    /// The text's bytes: valid UTF-8, from the `str` given to `new` (private, so the
+    /// unchecked reads of `decode` stay within a character).
+    bytes: &'t [u8],
     /// Flags by byte (ASCII flags, none from 0x80), for the ASCII fast path.
     by_byte: &'static [u8; 256],
     /// Flags of every character.
@@ -41,15 +42,42 @@ impl<'t> Text<'t> {
         self.bytes.len()
     }
 
-    /// The flags and UTF-8 length of the character at `i` (`i < len`).
+    /// The byte at `i` (`i < len`).
+    #[inline(always)]
+    pub fn byte(&self, i: usize) -> u8 {
+        self.bytes[i]
+    }
+
+    /// The flags and UTF-8 length of the character at `i` (`i < len`, and `i` starts a
+    /// character: every position the splitters pass is the start of the text or the end
+    /// of a character they stepped over).
     #[inline(always)]
     pub fn class(&self, i: usize) -> (u8, usize) {
         let b = self.bytes[i];
         if b < 0x80 {
             return (self.by_byte[b as usize], 1);
         }
-        let (cp, len) = decode(self.bytes, i);
-        (self.table.get(cp), len)
+        let (cp, len) = self.decode(i);
+        // SAFETY: decoded from valid UTF-8, so at most U+10FFFF.
+        (unsafe { self.table.get_unchecked(cp) }, len)
+    }
+
+    /// Decodes the character that starts at `i`, a byte from 0x80.
+    #[inline(always)]
+    fn decode(&self, i: usize) -> (u32, usize) {
+        let b0 = self.bytes[i] as u32;
+        debug_assert!(b0 >= 0xC0, "byte {i} does not start a multi-byte character");
+        // SAFETY: `bytes` is valid UTF-8 and `i` starts a character (see `class`; debug
+        // builds check it above), so the continuation bytes its lead byte announces are
+        // in `bytes`: up to `i + 1`, `i + 2` or `i + 3`, read only in those branches.
+        let cont = |k: usize| (unsafe { *self.bytes.get_unchecked(i + k) } & 0x3F) as u32;
+        if b0 < 0xE0 {
+            (((b0 & 0x1F) << 6) | cont(1), 2)
+        } else if b0 < 0xF0 {
+            (((b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3)
+        } else {
+            (((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3), 4)
+        }
     }
 
     /// The ASCII kind (`ascii.rs`) of the byte at `i`; none (0) from 0x80 and at the end.
@@ -259,28 +287,12 @@ impl<'t> Text<'t> {
         }
         if fold && b >= 0x80 {
             // Non-ASCII members of the fold sets (only U+017F ſ for `s`).
-            let (cp, len) = decode(self.bytes, i);
+            let (cp, len) = self.decode(i);
             let c = char::from_u32(cp)?;
             let (letter, _) = FOLDS.iter().find(|(_, set)| !c.is_ascii() && set.contains(&c))?;
             return Some((*letter, i + len));
         }
         None
-    }
-}
-
-/// Decodes the character at `i` of valid UTF-8 (`bytes[i] >= 0x80` or not).
-#[inline(always)]
-fn decode(bytes: &[u8], i: usize) -> (u32, usize) {
-    let b0 = bytes[i] as u32;
-    let cont = |k: usize| (bytes[i + k] & 0x3F) as u32;
-    if b0 < 0x80 {
-        (b0, 1)
-    } else if b0 < 0xE0 {
-        (((b0 & 0x1F) << 6) | cont(1), 2)
-    } else if b0 < 0xF0 {
-        (((b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3)
-    } else {
-        (((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3), 4)
     }
 }
 
