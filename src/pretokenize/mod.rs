@@ -5,7 +5,8 @@
 //!
 //! The three built-in patterns are split by hand-written, linear-time code (`gpt2.rs`,
 //! `cl100k.rs`, `o200k.rs`, over the classes of `classes.rs`, each piece tried first by
-//! an ASCII fast path over the byte kinds of `ascii.rs`) that gives exactly the pieces
+//! an ASCII fast path over the byte kinds of `ascii.rs`, ASCII runs scanned 16 bytes at
+//! a time by `runs.rs`) that gives exactly the pieces
 //! fancy-regex gives; fancy-regex backtracks on them (a few MB/s) and fails on long
 //! runs of spaces. Custom patterns use fancy-regex. `tests/pretokenize_fast.rs` compares
 //! the two paths.

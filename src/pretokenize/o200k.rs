@@ -150,12 +150,10 @@ fn lower_word(text: &Text, start: usize) -> Option<usize> {
     // U* takes a maximal run; remember where its last W character ends.
     // No ASCII character is both U and W: an ASCII stretch of U (uppercase letters) moves
     // `j` without touching `last_lower_end`.
-    let (mut j, mut last_lower_end) = (start, None);
-    while j < text.len() {
-        j = text.run_ascii(j, UPPERISH);
-        if j == text.len() || text.byte(j) < 0x80 {
-            break;
-        }
+    // Non-ASCII characters are taken one at a time, back to the vector scan only at an
+    // ASCII capital (as in `Text::run`).
+    let (mut j, mut last_lower_end) = (text.run_ascii(start, UPPERISH), None);
+    while j < text.len() && text.byte(j) >= 0x80 {
         let (flags, len) = text.class(j);
         if flags & UPPERISH == 0 {
             break;
@@ -163,6 +161,9 @@ fn lower_word(text: &Text, start: usize) -> Option<usize> {
         j += len;
         if flags & LOWERISH != 0 {
             last_lower_end = Some(j);
+        }
+        if text.ascii_member(j, UPPERISH) {
+            j = text.run_ascii(j + 1, UPPERISH);
         }
     }
     let end = if text.is(j, LOWERISH) {

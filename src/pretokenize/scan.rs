@@ -5,7 +5,7 @@
 //! them a bounded number of times per piece (over the text that piece and its neighbours
 //! cover) runs in linear time.
 
-use super::ascii::{DIGIT, KIND};
+use super::ascii::{DIGIT, KIND, OTHER};
 use super::classes::{self, Table, FOLDS, LETTER, LOWERISH, NUMBER, SPACE, UPPERISH, WORDISH};
 use super::runs::{self, Set};
 
@@ -169,7 +169,7 @@ impl<'t> Text<'t> {
 
     /// Whether the byte at `i` is an ASCII character with one of the `mask` flags.
     #[inline(always)]
-    fn ascii_member(&self, i: usize, mask: u8) -> bool {
+    pub fn ascii_member(&self, i: usize, mask: u8) -> bool {
         i < self.len() && self.by_byte[self.bytes[i] as usize] & mask != 0
     }
 
@@ -188,8 +188,10 @@ impl<'t> Text<'t> {
     /// End of the maximal run from `i` of `[^\s\p{L}\p{N}]`.
     #[inline(always)]
     pub fn run_other(&self, i: usize) -> usize {
-        // As `run`: ASCII 16 bytes at a time, non-ASCII one character at a time.
-        let mut i = self.run_set(i, Set::Other);
+        // As `run`: ASCII 16 bytes at a time, non-ASCII one character at a time. Most
+        // punctuation stands alone (`,` `.` before a space), so the byte at `i` is tested
+        // first and the vector scan (the widest set, ~20 instructions) only follows one.
+        let mut i = if self.kind(i) & OTHER != 0 { self.run_set(i + 1, Set::Other) } else { i };
         loop {
             if i == self.len() || self.bytes[i] < 0x80 {
                 return i;
@@ -199,7 +201,7 @@ impl<'t> Text<'t> {
                 return i;
             }
             i += len;
-            if i < self.len() && Set::Other.contains(self.bytes[i]) {
+            if self.kind(i) & OTHER != 0 {
                 i = self.run_set(i + 1, Set::Other);
             }
         }
