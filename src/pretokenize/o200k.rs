@@ -149,9 +149,8 @@ fn spaces_end(text: &Text, i: usize, spaces: Spaces) -> usize {
 fn lower_word(text: &Text, start: usize) -> Option<usize> {
     // U* takes a maximal run; remember where its last W character ends.
     // No ASCII character is both U and W: an ASCII stretch of U (uppercase letters) moves
-    // `j` without touching `last_lower_end`.
-    // Non-ASCII characters are taken one at a time, back to the vector scan only at an
-    // ASCII capital (as in `Text::run`).
+    // `j` without touching `last_lower_end`. Non-ASCII characters are taken one at a
+    // time, back to the vector scan only at an ASCII capital (as in `Text::run`).
     let (mut j, mut last_lower_end) = (text.run_ascii(start, UPPERISH), None);
     while j < text.len() && text.byte(j) >= 0x80 {
         let (flags, len) = text.class(j);
