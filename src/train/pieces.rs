@@ -143,6 +143,16 @@ impl PieceTable {
         self.entry_placed(word, h, tag(h))
     }
 
+    /// Adds one occurrence of the short word of key `key` ([`pack`]) and hash `h`
+    /// ([`hash_short`] of the key).
+    #[inline(always)]
+    pub fn add_short(&mut self, key: u64, h: u64) {
+        if self.len >= self.grow_at {
+            self.grow();
+        }
+        *self.entry_short(key, h).0 += 1;
+    }
+
     /// [`PieceTable::entry`] for a short word, by its key, once the table has room.
     #[inline(always)]
     fn entry_short(&mut self, key: u64, h: u64) -> (&mut u64, bool) {

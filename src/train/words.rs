@@ -2,7 +2,7 @@
 //! longer than the maximum token length cut, and whatever is not kept as ordinary text
 //! tallied in the ledger.
 
-use super::table::Partial;
+use super::table::{Partial, Pending};
 use crate::document::Segment;
 use crate::ledger::Ledger;
 use crate::pretokenize::Pattern;
@@ -52,14 +52,18 @@ impl WordSplitter {
         counts: &mut Partial,
         ledger: &mut Ledger,
     ) -> Result<(), fancy_regex::Error> {
-        // Inlined into the splitter's loop: a call per piece costs as much as a lookup.
-        self.count_each(
+        // The callback only stores the piece (inlined into the splitter's loop): a call
+        // per piece that held the table's work cost as much as a lookup.
+        let mut pending = Pending::new(seg.data);
+        let split = self.count_each(
             seg,
             index,
             ledger,
             #[inline(always)]
-            |word| counts.add_one(word),
-        )
+            |word| pending.push(word, counts),
+        );
+        pending.flush(counts);
+        split
     }
 
     /// Calls `add` with each word of `seg` in order (each a slice of `seg.data`), and
@@ -82,9 +86,7 @@ impl WordSplitter {
         let mut bump = |piece: &'s [u8]| {
             if piece.len() > max {
                 pieces_cut += 1;
-                for part in chunks_at_chars(piece, max) {
-                    add(part);
-                }
+                cut(piece, max, &mut add);
             } else {
                 add(piece);
             }
@@ -111,5 +113,15 @@ impl WordSplitter {
         ledger.pieces_cut += pieces_cut;
         ledger.unmatched_bytes += gap_bytes;
         Ok(())
+    }
+}
+
+/// Adds the parts of a piece longer than `max`. Out of line and cold: the callback that
+/// calls it runs once per piece, and is cheapest with nothing but its common path.
+#[cold]
+#[inline(never)]
+fn cut<'s>(piece: &'s [u8], max: usize, add: &mut impl FnMut(&'s [u8])) {
+    for part in chunks_at_chars(piece, max) {
+        add(part);
     }
 }
