@@ -123,7 +123,8 @@ impl WordCounter {
         // The batch's encoded texts and partial tables are freed now: give their pages
         // back, so the process holds the word table and not the last batch's scratch (a
         // small batch's scratch is left for the next to reuse: trimming walks the heap).
-        let batch_bytes: usize = held.iter().filter_map(OnceLock::get).map(|h| h.document().data.len()).sum();
+        let batch_bytes: usize =
+            held.iter().filter_map(OnceLock::get).map(|h| h.document().data.len()).sum();
         drop(held);
         if batch_bytes >= TRIM_AFTER_BYTES {
             train::budget::release_free_memory();

@@ -96,9 +96,9 @@ impl WordCounter {
             let mut result = Ok(());
             for j in items.ranges[i].clone() {
                 let seg = segment(j);
-                result = words.count(&seg, index, &mut counts, &mut ledger).map_err(|e| {
-                    Error::PatternMatch { document: index, message: e.to_string() }
-                });
+                result = words
+                    .count(&seg, index, &mut counts, &mut ledger)
+                    .map_err(|e| Error::PatternMatch { document: index, message: e.to_string() });
                 if result.is_err() {
                     break;
                 }

@@ -2,10 +2,10 @@
 //! loss ledger and the input's fingerprint. Under a memory budget, batches are cut at
 //! checkpoints and the table pruned there (`checkpoints.rs`).
 
+use super::batch::Items;
 use super::budget::Budget;
 use super::snapshot;
 use super::sorted_words::SortedWords;
-use super::batch::Items;
 use super::table::WordTable;
 use super::words::WordSplitter;
 use crate::document::{Document, Segment};
@@ -179,7 +179,8 @@ impl WordCounter {
         threads: Option<usize>,
     ) -> Result<()> {
         let weights: Vec<(usize, bool)> = segments.iter().map(|s| (s.data.len(), s.ends)).collect();
-        let items = Items::new(&weights, first_index, parallel::pool(threads).current_num_threads());
+        let items =
+            Items::new(&weights, first_index, parallel::pool(threads).current_num_threads());
         self.count_items(&items, threads, |_| Ok(()), |j| segments[j])
     }
 

@@ -100,7 +100,8 @@ impl<'s> Pending<'s> {
     /// there are [`PENDING`].
     #[inline(always)]
     pub fn push(&mut self, piece: &'s [u8], counts: &mut Partial) {
-        self.pieces[self.len] = piece;
+        // Below PENDING already; the modulo only spares a bounds check.
+        self.pieces[self.len % PENDING] = piece;
         self.len += 1;
         if self.len == PENDING {
             counts.add_all(self.data, &self.pieces);

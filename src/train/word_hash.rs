@@ -104,7 +104,9 @@ pub fn pack_in(data: &[u8], word: &[u8]) -> u64 {
     // Where the word starts in `data` (wrapped far out of range if it is not in it).
     let at = (word.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize);
     match data.get(at..).and_then(<[u8]>::first_chunk::<8>) {
-        Some(bytes) => SHORT | (n as u64) << 56 | (u64::from_le_bytes(*bytes) & ((1 << (8 * n)) - 1)),
+        Some(bytes) => {
+            SHORT | (n as u64) << 56 | (u64::from_le_bytes(*bytes) & ((1 << (8 * n)) - 1))
+        }
         None => pack(word),
     }
 }

@@ -83,6 +83,8 @@ impl WordSplitter {
         let max = self.max_token_length.unwrap_or(usize::MAX);
         let mut pieces_cut = 0;
         let mut gap_bytes = 0;
+        // Inlined into the splitter's loops (with `add`, through the `#[inline(always)]`
+        // closures below): a call per piece is most of the cost of storing it.
         let mut bump = |piece: &'s [u8]| {
             if piece.len() > max {
                 pieces_cut += 1;
@@ -103,9 +105,19 @@ impl WordSplitter {
                         // themselves) match only on character boundaries, so every stretch
                         // between them is valid UTF-8 too.
                         let text = unsafe { std::str::from_utf8_unchecked(text) };
-                        self.pattern.split_text_counting_gaps(text, &mut bump, &mut gap_bytes)
+                        self.pattern.split_text_counting_gaps(
+                            text,
+                            #[inline(always)]
+                            |piece| bump(piece),
+                            &mut gap_bytes,
+                        )
                     } else {
-                        self.pattern.split_bytes_counting_gaps(text, &mut bump, &mut gap_bytes)
+                        self.pattern.split_bytes_counting_gaps(
+                            text,
+                            #[inline(always)]
+                            |piece| bump(piece),
+                            &mut gap_bytes,
+                        )
                     }
                 }
             },
