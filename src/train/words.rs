@@ -68,6 +68,8 @@ impl WordSplitter {
 
     /// Calls `add` with each word of `seg` in order (each a slice of `seg.data`), and
     /// tallies the ledger as [`WordSplitter::count`] does.
+    // The closures that only call `bump` are what carries `#[inline(always)]`.
+    #[allow(clippy::redundant_closure)]
     pub fn count_each<'s>(
         &self,
         seg: &Segment<'s>,
