@@ -1,6 +1,5 @@
 //! `WordCounter`: counts batches handed over by the Python layer, then trains.
 
-use std::cell::RefCell;
 use std::sync::OnceLock;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -105,9 +104,8 @@ impl WordCounter {
             let objects: Vec<Py<PyAny>> = objects.iter().map(|o| o.clone().unbind()).collect();
             let held = &held;
             detached(py, |reattach| {
-                let reattach = RefCell::new(reattach);
                 let prepare = |i: usize| {
-                    (reattach.borrow_mut())(&mut |py| {
+                    reattach(&mut |py| {
                         for j in batch.range(i) {
                             let doc = hold(objects[j].bind(py), surrogatepass)?;
                             let _ = held[j].set(doc);
