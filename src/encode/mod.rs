@@ -16,11 +16,7 @@ use crate::Rank;
 
 /// Pieces at least this long merge rank by rank (`merge_by_levels`).
 const LONG_PIECE: usize = 128;
-/// Pieces from this long up to [`LONG_PIECE`] are found by backtracking when the
-/// vocabulary allows it (`backtrack.rs`).
-const BACKTRACK_FROM: usize = 9;
 
-mod backtrack;
 mod cache;
 mod flat;
 mod levels;
@@ -85,11 +81,6 @@ pub fn encode_piece_parts(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
     // Pieces of a few bytes scan their few parts; longer ones take the minimum of packed
     // keys over a fixed array (a loop without branches that the compiler vectorizes),
     // when the ids leave room for the position bits.
-    if (BACKTRACK_FROM..LONG_PIECE).contains(&piece.len()) {
-        if let Some(table) = vocab.backtrack() {
-            return backtrack::encode_backtrack(vocab, table, piece, out);
-        }
-    }
     match piece.len() {
         0..=8 if fits_keys::<8>(vocab) => merge_by_min::<8>(vocab, piece, out),
         0..=8 => merge_by_scan::<8>(vocab, piece, out),

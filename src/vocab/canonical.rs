@@ -65,7 +65,7 @@ pub(super) fn pair_table(
     let mut parts = Vec::new();
     for &(len, token) in &to_check {
         interrupt::step(len * len)?;
-        merge_alone(&table, byte_ids, &tokens[token as usize], &mut parts, |_, _| {});
+        merge_alone(&table, byte_ids, &tokens[token as usize], &mut parts);
         if let [l, r] = parts[..] {
             table.insert(l, r, token);
         }
@@ -74,15 +74,8 @@ pub(super) fn pair_table(
 }
 
 /// The parts `bytes` merge into through `table` alone: the lowest rank first, the
-/// leftmost on ties (the encoding rule, plainly: pieces here are short), telling
-/// `on_merge` each merge's two parts.
-pub(super) fn merge_alone(
-    table: &PairTable,
-    byte_ids: &[Rank; 256],
-    bytes: &[u8],
-    parts: &mut Vec<Rank>,
-    mut on_merge: impl FnMut(Rank, Rank),
-) {
+/// leftmost on ties (the encoding rule, plainly: pieces here are at most [`CHECKED`]).
+fn merge_alone(table: &PairTable, byte_ids: &[Rank; 256], bytes: &[u8], parts: &mut Vec<Rank>) {
     parts.clear();
     parts.extend(bytes.iter().map(|&b| byte_ids[b as usize]));
     while let Some((rank, at)) = parts
@@ -91,7 +84,6 @@ pub(super) fn merge_alone(
         .filter_map(|(i, w)| table.get(w[0], w[1]).map(|rank| (rank, i)))
         .min()
     {
-        on_merge(parts[at], parts[at + 1]);
         parts[at] = rank;
         parts.remove(at + 1);
     }

@@ -1,7 +1,6 @@
 //! The mergeable vocabulary: token bytes by id, ids by bytes, and the merge log that
 //! made them ([`MergeRecord`]); [`Growth`] adds tokens to it.
 
-mod backtrack;
 mod canonical;
 mod growth;
 mod lookup;
@@ -10,7 +9,6 @@ mod splits;
 
 #[cfg(test)]
 pub(crate) use canonical::CHECKED as CHECKED_SPLIT_LEN;
-pub use backtrack::Backtrack;
 pub use growth::{next_free, Growth, Joined, TokenBytes};
 pub use lookup::hash as hash_bytes;
 use lookup::TokenLookup;
@@ -59,9 +57,6 @@ pub struct Vocab {
     /// one merging can take, `canonical.rs`). Encoding joins parts through this instead of
     /// hashing their bytes.
     pairs: PairTable,
-    /// What the backtracking encoder needs (`backtrack.rs`); None when the ranks are not
-    /// monotone, and encoding merges by rank.
-    backtrack: Option<Backtrack>,
     /// The id of each single byte.
     bytes: [Rank; 256],
     /// How many ids are holes.
@@ -159,13 +154,12 @@ impl Vocab {
     ) -> Result<Self> {
         let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
         let pairs = canonical::pair_table(&tokens, &bytes, &splits)?;
-        let backtrack = Backtrack::new(&tokens, &bytes, &splits, &pairs)?;
         let holes = tokens.iter().filter(|t| t.is_empty()).count();
         let lookup = TokenLookup::new(&tokens);
         // Ids from 1, so 0 never names a vocabulary.
         static NEXT_IDENTITY: AtomicU64 = AtomicU64::new(1);
         let identity = NEXT_IDENTITY.fetch_add(1, Ordering::Relaxed);
-        Ok(Self { tokens, ranks, merges, lookup, pairs, backtrack, bytes, holes, identity })
+        Ok(Self { tokens, ranks, merges, lookup, pairs, bytes, holes, identity })
     }
 
     /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`. Ids
@@ -247,12 +241,6 @@ impl Vocab {
     #[inline]
     pub fn pair_rank(&self, left: Rank, right: Rank) -> Option<Rank> {
         self.pairs.get(left, right)
-    }
-
-    /// The backtracking encoder's table, when the ranks allow it (`backtrack.rs`).
-    #[inline]
-    pub fn backtrack(&self) -> Option<&Backtrack> {
-        self.backtrack.as_ref()
     }
 
     /// A number no other vocabulary of this process has (clones share it: they have the
