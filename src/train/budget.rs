@@ -324,10 +324,45 @@ mod tests {
 
     #[test]
     fn table_entries() {
+        // A 16-byte slot at load 7/20; a word over 7 bytes adds 3/2 of (varint + bytes).
         assert_eq!(TABLE_SLOT, 46);
-        assert_eq!(table_entry(1), 46 + 3);
+        assert_eq!((table_entry(0), table_entry(1), table_entry(7)), (46, 46, 46));
+        assert_eq!(table_entry(8), 46 + 14);
         assert_eq!(table_entry(127), 46 + 192);
         assert_eq!(table_entry(128), 46 + 195);
+    }
+
+    #[test]
+    fn merge_entries_follow_the_layouts() {
+        // The sizes the constants are derived from (the reference in tests/reference.py
+        // spells the same figures out).
+        assert_eq!((SORTED_ENTRY, ARENA_ENTRY, WARM_ENTRY, LIST_BYTES), (24, 20, 32, 16));
+        assert_eq!(PAIR_BYTES, 35 + 2 * 36 + 2 * 16);
+        assert_eq!(LONG_TOKEN, 110);
+        // One byte: no pair; the warm start's list + ids (25 + 32 + 32) is the worst step.
+        assert_eq!(merge_entry(1), 89);
+        // Two bytes: arena 28, one list entry, one whole pair.
+        assert_eq!(merge_entry(2), 28 + 16 + 139);
+        // Eight bytes: arena 52, 7 list entries, 6/5 of a pair.
+        assert_eq!(merge_entry(8), 52 + 7 * 16 + 166);
+        // A long word adds its index by position.
+        assert_eq!(merge_entry(256), 20 + 1024 + 255 * 16 + 166 + 256 * 110);
+    }
+
+    #[test]
+    fn merge_entries_bound_the_hand_over_and_the_table() {
+        // Whatever the length, a word costs the merge loop at least what it costs in each
+        // step of the hand-over, the counting table among them: pruning for the loop also
+        // bounds the table and the sorted list held next to it.
+        for len in (0..600).chain([1 << 12, 1 << 20]) {
+            let list = SORTED_ENTRY + len;
+            let arena = ARENA_ENTRY + 4 * len;
+            let ids = WARM_ENTRY + alloc_size(4 * len);
+            for step in [table_entry(len) + list, list + arena, list + ids, ids + arena] {
+                assert!(merge_entry(len) >= step, "{len}");
+            }
+            assert!(merge_entry(len) >= ARENA_ENTRY + 4 * len + LIST_BYTES * len.saturating_sub(1));
+        }
     }
 
     #[test]
