@@ -151,8 +151,8 @@ def _assert_kept_as_the_oracle(tok: Tokenizer, run: R.BudgetRun) -> None:
 
 
 def test_pruned_counts_keep_the_oracles_words():
-    # 250,000 distinct words, mostly rare: the table (~57 bytes a word) passes its high
-    # mark at a counting checkpoint, and the merge loop's estimate (~7x the table's) needs
+    # 250,000 distinct words, mostly rare: the table (46 bytes a word) passes its high
+    # mark at a counting checkpoint, and the merge loop's estimate (~6x the table's) needs
     # a second pruning.
     rng = random.Random(5)
     words: dict[bytes, int] = {}

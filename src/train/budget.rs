@@ -5,7 +5,9 @@
 //! Estimates are functions of the table's contents only (number of words and their
 //! lengths), never of allocator state or hash-map capacity, so every pruning decision is
 //! a function of the documents counted so far and the limit: the same for any thread
-//! count or batching. Constants were calibrated by measuring peak RSS (docs/design.md).
+//! count or batching. Each constant is derived from a structure's layout (its size taken
+//! from the structure itself) at its worst growth, and the whole was checked against
+//! measured peak RSS (docs/design.md, "Memory budget"; `examples/budget_profile.rs`).
 
 use super::word_hash::SHORT_MAX;
 use crate::error::{Error, Result};
