@@ -151,9 +151,16 @@ def summary(train: dict, phases: dict, encode: dict) -> list[str]:
             runs = e["batch"].get(f"bytebpe {api}")
             if runs:
                 xs = per_repeat(runs, single.get("bytebpe", []), "mb_s")
+                call = "encode_batch" if api == "list" else "encode_batch_numpy"
                 rows.append(f"| batch ≥1.8× own single thread ({e['threads']} threads) "
-                            f"| {corpus}, `{'encode_batch' if api == 'list' else 'encode_batch_numpy'}` "
+                            f"| {corpus}, `{call}` against documents one by one "
                             f"| {cell(xs)}× | {verdict(xs, 1.8, True)} |")
+                one = e.get("batch_one_thread", {}).get(f"bytebpe {api}")
+                if one:
+                    xs = per_repeat(runs, one, "mb_s")
+                    rows.append(f"| batch ≥1.8× own single thread ({e['threads']} threads) "
+                                f"| {corpus}, `{call}` against itself on 1 thread "
+                                f"| {cell(xs)}× | {verdict(xs, 1.8, True)} |")
         prose = [r["mb_s"] for r in single.get("bytebpe", []) if "error" not in r]
         for key, w in e["worst"].items():
             if key.split(" ", 1)[0] != "bytebpe" or "error" in w or not prose:

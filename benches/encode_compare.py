@@ -11,6 +11,10 @@ encoded by each tool in its own fresh process (benches/encode_one.py):
            on): bytebpe encode_batch and encode_batch_numpy, tiktoken
            encode_ordinary_batch, Hugging Face encode_batch (and encode_batch_fast) with
            the `.ids` lists built inside the timing; scaling = batch / single-thread;
+           bytebpe's two batch calls also run on one thread (num_threads=1), so the
+           scaling against the same call, whose outputs stay alive just as the
+           batch's do, is given beside the one against documents one by one (whose
+           outputs are dropped as they come, with the collector off);
   worst    1,000,000 x "a", " ", "^", "\\n", and " " * 1_000_000 + "x", one process per
            tool and input, median of --repeats calls (a process killed after --timeout s).
 
@@ -302,6 +306,8 @@ def main() -> None:
 
         single: dict[str, list[dict]] = {t: [] for t in tools}
         batch: dict[tuple[str, str], list[dict]] = {k: [] for k in BATCH_APIS if k[0] in tools}
+        # The same call on one thread: the baseline the outputs' cost is shared with.
+        batch_one: dict[tuple[str, str], list[dict]] = {k: [] for k in batch if k[0] == "bytebpe"}
         dumps: dict[str, str] = {}
         for rep in range(args.repeats):
             order = tools[rep % len(tools) :] + tools[: rep % len(tools)]  # rotate the order
@@ -347,6 +353,14 @@ def main() -> None:
                         f"{r['cpu_s'] / r['wall_s']:.2f}, {r['peak_rss_mb']:.0f} MB"
                     )
                 )
+                if key in batch_one:
+                    one = [*cmd[: cmd.index("--threads")], "--threads", "1", "--dir", str(work)]
+                    r = run_child(one, env_single, None)
+                    batch_one[key].append(r)
+                    log(
+                        f"[{rep + 1}/{args.repeats}] {tool} batch {api} on 1 thread: "
+                        + (r.get("error") or f"{r['mb_s']:.2f} MB/s")
+                    )
 
         worst: dict[tuple[str, str], dict] = {}
         if not args.no_worst:
@@ -471,14 +485,15 @@ def main() -> None:
         (
             "| tool | MB/s (median) | min–max | CPU s / wall s "
             "| scaling (batch / own single, per repeat: median (min–max)) "
+            "| scaling (batch / the same call on 1 thread) "
             "| peak RSS MB | others' cores |"
         ),
-        "|---|--:|--:|--:|--:|--:|--:|",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for key, runs in batch.items():
         rs = ok_runs(runs)
         if not rs:
-            out.append(f"| {BATCH_APIS[key]} | {errors(runs)} | | | | | |")
+            out.append(f"| {BATCH_APIS[key]} | {errors(runs)} | | | | | | |")
             continue
         xs = [r["mb_s"] for r in rs]
         util = statistics.median(r["cpu_s"] / r["wall_s"] for r in rs)
@@ -487,7 +502,9 @@ def main() -> None:
             extra = f" (call alone {mb / med(rs, 'call_s'):.2f})"
         out.append(
             f"| {BATCH_APIS[key]} | **{med(rs, 'mb_s'):.2f}**{extra} | {min(xs):.2f}–{max(xs):.2f} "
-            f"| {util:.2f} | {paired(runs, single[key[0]], 'mb_s')} | {med(rs, 'peak_rss_mb'):.0f} "
+            f"| {util:.2f} | {paired(runs, single[key[0]], 'mb_s')} "
+            f"| {paired(runs, batch_one[key], 'mb_s') if key in batch_one else '–'} "
+            f"| {med(rs, 'peak_rss_mb'):.0f} "
             f"| {others_cell(rs)} |"
         )
 
@@ -660,6 +677,7 @@ def main() -> None:
             "prep": prep,
             "single": single,
             "batch": {f"{t} {api}": rs for (t, api), rs in batch.items()},
+            "batch_one_thread": {f"{t} {api}": rs for (t, api), rs in batch_one.items()},
             "worst": {f"{t} {case}": r for (t, case), r in worst.items()},
             "load_end": os.getloadavg(),
         }

@@ -415,16 +415,27 @@ def _varint_len(n: int) -> int:
 
 @functools.cache
 def table_entry_cost(length: int) -> int:
-    """A counting-table word of `length` bytes: 46 bytes of slot (16 at load 7/20) + its
-    varint length and bytes in the arena, times 3/2 (the arena grows by half), rounded up."""
+    """A counting-table word of `length` bytes: 46 bytes of slot (16 at load 7/20); a word
+    of over 7 bytes adds its varint length and bytes in the arena, times 3/2 (the arena
+    grows by half), rounded up."""
+    if length <= 7:
+        return 46
     return 46 + -(-3 * (length + _varint_len(length)) // 2)
 
 
 @functools.cache
 def merge_entry_cost(length: int) -> int:
-    """A merge-loop word: 96 + the chunk of 4n bytes of ids + 16 per byte + 240 for words
-    of two or more bytes (the distinct-pair allowance)."""
-    return 96 + _malloc_chunk(4 * length) + 16 * length + (240 if length > 1 else 0)
+    """A merge-loop word: the larger of its cost while the table is handed over and its
+    cost in the loop (train/budget.rs spells out each term)."""
+    sorted_list = 24 + length
+    arena = 20 + 4 * length
+    ids = 32 + _malloc_chunk(4 * length)
+    hand_over = max(table_entry_cost(length) + sorted_list, sorted_list + arena,
+                    sorted_list + ids, ids + arena)
+    pairs = max(length - 1, 0)
+    share = 0 if pairs == 0 else 139 if pairs == 1 else 139 * 6 // 5
+    long = 110 * length if length >= 256 else 0
+    return max(hand_over, arena + 16 * pairs + share + long)
 
 
 def tie_bucket(word: bytes) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import subprocess
 import sys
 
@@ -41,10 +42,20 @@ def pruned():
     return train(memory_limit=LIMIT)
 
 
+# The children's address space is capped, so a run whose memory ran away fails alone
+# instead of taking the machine down (address space, not RSS: thread stacks and malloc
+# arenas reserve far more than they touch).
+CHILD_ADDRESS_SPACE = 6 << 30
+
+
+def _cap_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (CHILD_ADDRESS_SPACE, CHILD_ADDRESS_SPACE))
+
+
 def run_child(*args: str) -> dict:
     proc = subprocess.run(
         [sys.executable, os.path.join(HERE, "budget_child.py"), *args],
-        capture_output=True, text=True, timeout=240,
+        capture_output=True, text=True, timeout=240, preexec_fn=_cap_address_space,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -67,6 +78,24 @@ def test_peak_rss_stays_under_the_limit_with_a_store(tmp_path):
                   "--store", str(tmp_path / "run.sqlite"))
     assert r["peak_rss_bytes"] <= limit + OVERHEAD, r
     assert r["dropped_word_mass"] > 0, r
+
+
+def test_an_input_that_fits_trains_exactly_and_one_that_does_not_stays_under():
+    # 180,000 distinct 9-byte words: the merge loop's estimate (~350 bytes a word, 63 MB)
+    # fits the 75 MiB the loop gets under 128 MiB, and the exact run peaks well under the
+    # limit, so nothing may be pruned: the merges are the unlimited run's. (The estimates
+    # before they were recalibrated, ~530 bytes a word, pruned this input.) Six times as
+    # many words do not fit: pruned, and still under the limit.
+    limit = 128 * MIB
+    exact = run_child("--words", "180000", "--vocab-size", "400")
+    assert exact["peak_rss_bytes"] <= 0.75 * limit, exact
+    limited = run_child("--words", "180000", "--limit", "128MiB", "--vocab-size", "400")
+    assert limited["dropped_word_mass"] == 0, limited
+    assert limited["merges_sha256"] == exact["merges_sha256"]
+    assert limited["peak_rss_bytes"] <= limit + OVERHEAD, limited
+    pruned = run_child("--words", "1080000", "--limit", "128MiB", "--vocab-size", "400")
+    assert pruned["dropped_word_mass"] > 0, pruned
+    assert pruned["peak_rss_bytes"] <= limit + OVERHEAD, pruned
 
 
 @pytest.mark.slow
@@ -122,8 +151,8 @@ def _assert_kept_as_the_oracle(tok: Tokenizer, run: R.BudgetRun) -> None:
 
 
 def test_pruned_counts_keep_the_oracles_words():
-    # 250,000 distinct words, mostly rare: the table (~57 bytes a word) passes its high
-    # mark at a counting checkpoint, and the merge loop's estimate (~7x the table's) needs
+    # 250,000 distinct words, mostly rare: the table (46 bytes a word) passes its high
+    # mark at a counting checkpoint, and the merge loop's estimate (~6x the table's) needs
     # a second pruning.
     rng = random.Random(5)
     words: dict[bytes, int] = {}

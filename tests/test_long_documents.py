@@ -226,7 +226,7 @@ def test_a_reader_cutting_at_every_safe_point_counts_like_the_whole(left, right)
 
 
 def test_pruned_long_documents_keep_the_oracles_words():
-    # Two documents of ~1.3 MB: the oracle (tests/reference.py) prunes at the documented
+    # Two documents of ~1.6 MB: the oracle (tests/reference.py) prunes at the documented
     # points inside them (every 128 KiB of a document under 64 MiB) and at document ends;
     # the run books exactly what it dropped and trains exactly BPE on the words it kept,
     # read as one str each and from a file cut into chunks alike.
@@ -235,7 +235,7 @@ def test_pruned_long_documents_keep_the_oracles_words():
     import reference as R
     from test_budget import ORACLE_VOCAB, _assert_kept_as_the_oracle, common_and_fresh_words
 
-    docs = common_and_fresh_words(random.Random(11), words_per_doc=200_000, docs=2)
+    docs = common_and_fresh_words(random.Random(11), words_per_doc=250_000, docs=2)
     run = R.budget_documents(docs, 64 * MIB)
     assert len(docs[0].encode()) > 5 * run.checkpoint_every
     tok = Tokenizer.train_from_iterator(docs, ORACLE_VOCAB, memory_limit=LIMIT, progress=False)

@@ -149,7 +149,7 @@ def test_a_bad_row_is_named(cluster_address: str) -> None:
 def test_memory_limit(cluster_address: str) -> None:
     """Guarantee: the cluster prunes the exact total once, before merging, by the
     single machine's merge-loop rule. So it equals the single machine whenever the
-    single machine's counting table stays under its high mark (here: 40k distinct
+    single machine's counting table stays under its high mark (here: 80k distinct
     words under 64 MiB prune only before merging), and in every case the result
     depends only on the limit and the documents, never on the partitioning."""
     rng = random.Random(1)
@@ -167,7 +167,7 @@ def test_memory_limit(cluster_address: str) -> None:
         rng.shuffle(words)
         return [" ".join(words[i:i + 100]) + " the end" for i in range(0, distinct, 100)]
 
-    small = corpus(40_000)
+    small = corpus(80_000)
     want = Tokenizer.train_from_iterator(small, VOCAB, memory_limit="64MiB", progress=False)
     assert want.loss_report()["training"]["dropped_word_mass"] > 0
     tok = Tokenizer.train_from_ray(dataset(small, 4), VOCAB, memory_limit="64MiB",

@@ -414,12 +414,16 @@ def test_prune_drops_below_the_threshold_and_splits_ties_by_bucket() -> None:
 
 
 def test_budget_estimates_and_limits() -> None:
-    # Slot 46 + 3/2 of (varint length + bytes): 1 -> 3, 127 -> 192, 128 (2-byte varint) -> 195.
-    assert R.table_entry_cost(1) == 46 + 3 and R.table_entry_cost(127) == 46 + 192
+    # Slot 46; a word over 7 bytes adds 3/2 of (varint length + bytes): 8 -> 14, 127 ->
+    # 192, 128 (2-byte varint) -> 195.
+    assert R.table_entry_cost(1) == R.table_entry_cost(7) == 46
+    assert R.table_entry_cost(8) == 46 + 14 and R.table_entry_cost(127) == 46 + 192
     assert R.table_entry_cost(128) == 46 + 195
-    # 3 bytes: 96 + chunk(12) = 32 + 16 * 3 + 240; one byte has no pair allowance.
-    assert R.merge_entry_cost(3) == 96 + 32 + 48 + 240
-    assert R.merge_entry_cost(1) == 96 + 32 + 16
+    # The loop: arena 20 + 4n, 16 per list entry (n - 1), a pair's 139 bytes (6/5 of them
+    # from 3 bytes on); one byte: the warm start's sorted entry + ids, 25 + 32 + 32.
+    assert R.merge_entry_cost(2) == 28 + 16 + 139
+    assert R.merge_entry_cost(8) == 52 + 7 * 16 + 166
+    assert R.merge_entry_cost(1) == 89
     run = R.BudgetRun(64 * R.MIB)  # 16 MiB for the data structures
     assert run.checkpoint_every == 128 * 1024
     assert (run.table_high, run.table_low) == (10 * R.MIB, 6 * R.MIB)

@@ -1,5 +1,7 @@
 //! `WordCounter`: counts batches handed over by the Python layer, then trains.
 
+use std::sync::OnceLock;
+
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
@@ -13,11 +15,12 @@ use super::errors::to_py;
 use super::ledger;
 use super::reader::DocumentReader;
 use super::tokenizer::CoreTokenizer;
-use crate::document::Document;
+use crate::document::{Document, Segment};
 use crate::fingerprint::{fingerprint, EMPTY_FINGERPRINT};
 use crate::ledger::Ledger;
 use crate::pretokenize::Pattern;
 use crate::special::SpecialTokens;
+use crate::train::batch::Items;
 use crate::train::{self, Budget, Progress, TrainConfig};
 use crate::vocab::MergeRecord;
 
@@ -66,27 +69,60 @@ impl WordCounter {
     }
 
     /// Counts a batch of `str`/`bytes` documents; `first_index` numbers them in errors.
+    /// Every item's type is checked first; then the pool counts while this thread reads
+    /// the next items as UTF-8 (a copy for a non-ASCII `str`, under the GIL), so that
+    /// copy overlaps counting (`train::batch`). Under a memory limit, whose checkpoints
+    /// cut the batch, every document is read first. On any error nothing of the batch is
+    /// counted.
     fn add_batch(
         &mut self,
         py: Python<'_>,
         items: &Bound<'_, PyList>,
         first_index: u64,
     ) -> PyResult<()> {
-        let mut held = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            held.push(self.hold(&item, first_index + i as u64)?);
+        let objects: Vec<Bound<'_, PyAny>> = items.iter().collect();
+        let mut weights = Vec::with_capacity(objects.len());
+        for (i, item) in objects.iter().enumerate() {
+            weights.push((weight(item, first_index + i as u64)?, true));
         }
-        let threads = self.threads;
+        let (threads, surrogatepass) = (self.threads, self.surrogatepass);
         let counter = self.counter()?;
-        let held_docs = &held;
-        let batch_bytes: usize = held.iter().map(|h| h.document().data.len()).sum();
-        let counted = detached_quiet(py, move || {
-            let docs: Vec<Document<'_>> = held_docs.iter().map(HeldDocument::document).collect();
-            counter.add_documents(&docs, first_index, threads)
-        });
+        let held: Vec<OnceLock<HeldDocument>> = objects.iter().map(|_| OnceLock::new()).collect();
+        let counted = if counter.budget().is_some() {
+            for (slot, item) in held.iter().zip(&objects) {
+                let _ = slot.set(hold(item, surrogatepass)?);
+            }
+            let held = &held;
+            detached_quiet(py, move || {
+                let docs: Vec<Document<'_>> =
+                    held.iter().map(|h| h.get().expect("held above").document()).collect();
+                counter.add_documents(&docs, first_index, threads)
+            })
+        } else {
+            let pool_threads = crate::parallel::pool(threads).current_num_threads();
+            let batch = Items::new(&weights, first_index, pool_threads);
+            let objects: Vec<Py<PyAny>> = objects.iter().map(|o| o.clone().unbind()).collect();
+            let held = &held;
+            detached(py, |reattach| {
+                let prepare = |i: usize| {
+                    reattach(&mut |py| {
+                        for j in batch.range(i) {
+                            let doc = hold(objects[j].bind(py), surrogatepass)?;
+                            let _ = held[j].set(doc);
+                        }
+                        Ok(())
+                    })
+                };
+                let segment =
+                    |j: usize| Segment::from(&held[j].get().expect("prepared").document());
+                counter.count_items(&batch, threads, prepare, segment)
+            })
+        };
         // The batch's encoded texts and partial tables are freed now: give their pages
         // back, so the process holds the word table and not the last batch's scratch (a
         // small batch's scratch is left for the next to reuse: trimming walks the heap).
+        let batch_bytes: usize =
+            held.iter().filter_map(OnceLock::get).map(|h| h.document().data.len()).sum();
         drop(held);
         if batch_bytes >= TRIM_AFTER_BYTES {
             train::budget::release_free_memory();
@@ -254,26 +290,35 @@ impl WordCounter {
 /// Batches of at least this many bytes give their freed scratch back to the system.
 const TRIM_AFTER_BYTES: usize = 4 << 20;
 
-impl WordCounter {
-    /// Holds a `str` or `bytes`/`bytearray` item. A `str` with a lone surrogate raises
-    /// Python's own `UnicodeEncodeError` unless `surrogatepass` keeps its bytes.
-    fn hold(&self, item: &Bound<'_, PyAny>, index: u64) -> PyResult<HeldDocument> {
-        if let Ok(text) = item.cast::<PyString>() {
-            return match held_text(text) {
-                Ok(held) => Ok(held),
-                Err(_) if self.surrogatepass => {
-                    let bytes = item.call_method1("encode", ("utf-8", "surrogatepass"))?;
-                    Ok(HeldDocument::Bytes(bytes.extract()?))
-                }
-                Err(err) => Err(err),
-            };
-        }
-        if item.is_instance_of::<PyBytes>() || item.is_instance_of::<pyo3::types::PyByteArray>() {
-            return Ok(HeldDocument::Bytes(item.extract()?));
-        }
-        Err(PyTypeError::new_err(format!(
-            "document {index} is {}, expected str or bytes",
-            item.get_type().name()?
-        )))
+/// An item's weight for cutting a batch into items: a `str`'s characters (its UTF-8
+/// length is known only once it is read), a `bytes`/`bytearray`'s bytes; any other type
+/// is an error naming the document.
+fn weight(item: &Bound<'_, PyAny>, index: u64) -> PyResult<usize> {
+    if let Ok(text) = item.cast::<PyString>() {
+        return text.len();
     }
+    if item.is_instance_of::<PyBytes>() || item.is_instance_of::<pyo3::types::PyByteArray>() {
+        return item.len();
+    }
+    Err(PyTypeError::new_err(format!(
+        "document {index} is {}, expected str or bytes",
+        item.get_type().name()?
+    )))
+}
+
+/// Holds a `str` or `bytes`/`bytearray` item (its type checked by [`weight`]). A `str`
+/// with a lone surrogate raises Python's own `UnicodeEncodeError` unless `surrogatepass`
+/// keeps its bytes.
+fn hold(item: &Bound<'_, PyAny>, surrogatepass: bool) -> PyResult<HeldDocument> {
+    if let Ok(text) = item.cast::<PyString>() {
+        return match held_text(text) {
+            Ok(held) => Ok(held),
+            Err(_) if surrogatepass => {
+                let bytes = item.call_method1("encode", ("utf-8", "surrogatepass"))?;
+                Ok(HeldDocument::Bytes(bytes.extract()?))
+            }
+            Err(err) => Err(err),
+        };
+    }
+    Ok(HeldDocument::Bytes(item.extract()?))
 }

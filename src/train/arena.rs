@@ -21,6 +21,9 @@ struct Entry {
     len: u32,
 }
 
+/// The bytes of one entry; [`super::budget::merge_entry`] is derived from it.
+pub const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+
 /// Token ids and counts of every distinct word.
 #[derive(Default)]
 pub struct WordArena {

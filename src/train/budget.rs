@@ -5,8 +5,11 @@
 //! Estimates are functions of the table's contents only (number of words and their
 //! lengths), never of allocator state or hash-map capacity, so every pruning decision is
 //! a function of the documents counted so far and the limit: the same for any thread
-//! count or batching. Constants were calibrated by measuring peak RSS (docs/design.md).
+//! count or batching. Each constant is derived from a structure's layout (its size taken
+//! from the structure itself) at its worst growth, and the whole was checked against
+//! measured peak RSS (docs/design.md, "Memory budget"; `examples/budget_profile.rs`).
 
+use super::word_hash::SHORT_MAX;
 use crate::error::{Error, Result};
 
 /// Memory the budget leaves to the interpreter, the loaded libraries, thread stacks and
@@ -102,12 +105,17 @@ pub const fn alloc_size(n: u64) -> u64 {
 
 /// Slot bytes per word in the counting table (`pieces.rs`): a 16-byte slot at the lowest
 /// load a table has right after it doubles (7/20), rounded up: never below the real size.
+/// (A table rebuilt by pruning is sized to at most 7/10 full, so at least 7/20 too.)
 const TABLE_SLOT: u64 = (super::pieces::SLOT_BYTES * 20).div_ceil(7);
 
-/// Estimated bytes of one word of `len` bytes in the counting table: its slot, and its
-/// bytes after a varint length in the arena, which grows by half at a time (so holds at
-/// most 3/2 of its contents).
+/// Estimated bytes of one word of `len` bytes in the counting table: its slot, and, for a
+/// word too long to be its own key (over [`SHORT_MAX`] bytes), its bytes after a varint
+/// length in the arena, which grows by half at a time (so holds at most 3/2 of its
+/// contents).
 pub const fn table_entry(len: u64) -> u64 {
+    if len <= SHORT_MAX as u64 {
+        return TABLE_SLOT;
+    }
     TABLE_SLOT + (3 * (len + varint_len(len))).div_ceil(2)
 }
 
@@ -121,21 +129,92 @@ const fn varint_len(mut n: u64) -> u64 {
     bytes
 }
 
-/// Estimated bytes of one word of `len` bytes in the merge loop at its peak: the word as
-/// token ids (`Vec<u32>` header, count, allocation), its entries in the pair -> words
-/// index, and, while the table is handed over, the sorted `(bytes, count)` list; plus an
-/// allowance for the distinct pairs, which grow as merges create tokens (each costs
-/// ~200 bytes in the pair counts, the pair -> words map and the lazy heap). Measured at
-/// vocabulary 32,768 on the shared corpora: 0.95-1.15 distinct pairs per word of two or
-/// more bytes; the allowance is 1.2. Calibrated against peak RSS (docs/design.md).
+/// Estimated bytes of one word of `len` bytes from the hand-over to the end of the merge
+/// loop: the larger of its cost while the table is handed over and its cost in the loop
+/// (a sum of per-word maxima bounds the maximum of the sums). Counted from the layouts;
+/// only the distinct pairs per word are measured ([`PAIRS_PER_WORD`]).
 pub const fn merge_entry(len: u64) -> u64 {
-    let pairs = if len > 1 { MERGE_PAIRS } else { 0 };
-    MERGE_WORD + alloc_size(4 * len) + MERGE_BYTE * len + pairs
+    max(hand_over(len), merge_loop(len))
 }
 
-const MERGE_WORD: u64 = 96;
-const MERGE_BYTE: u64 = 16;
-const MERGE_PAIRS: u64 = 240;
+/// A word while the table becomes the loop's arena (`table.rs`, `warm.rs`), at the worst
+/// of its steps: the table's shards are freed as the sorted list is filled (table +
+/// list), then the arena is filled from the list (list + arena); under a warm start the
+/// list is encoded into an exact `Vec<u32>` per word (list + ids), freed before the arena
+/// is filled from them (ids + arena).
+const fn hand_over(len: u64) -> u64 {
+    let list = SORTED_ENTRY + len;
+    let arena = ARENA_ENTRY + 4 * len;
+    let ids = WARM_ENTRY + alloc_size(4 * len);
+    max(max(table_entry(len) + list, list + arena), max(list + ids, ids + arena))
+}
+
+/// A word in the merge loop (`arena.rs`, `pairs.rs`, `pair_ids.rs`, `candidate.rs`,
+/// `long.rs`): its arena entry and 4 bytes per token; up to `len - 1` occurrence-list
+/// entries (one per distinct pair in it, [`LIST_BYTES`] each); its share of the distinct
+/// pairs ([`PAIR_BYTES`] each): at most `len - 1`, allowed [`PAIRS_PER_WORD`]; and a long
+/// word's index by position ([`LONG_TOKEN`] per token).
+const fn merge_loop(len: u64) -> u64 {
+    let pairs = len.saturating_sub(1);
+    let pair_share = if pairs == 0 {
+        0
+    } else if pairs == 1 {
+        PAIR_BYTES
+    } else {
+        PAIR_BYTES * PAIRS_PER_WORD.0 / PAIRS_PER_WORD.1
+    };
+    let long = if len >= super::long::LONG_WORD as u64 { LONG_TOKEN * len } else { 0 };
+    ARENA_ENTRY + 4 * len + LIST_BYTES * pairs + pair_share + long
+}
+
+const fn max(a: u64, b: u64) -> u64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// A `SortedWords` entry (start, count, length); its bytes follow in one buffer (`len`
+/// bytes). Both are allocated at their exact sizes.
+const SORTED_ENTRY: u64 = super::sorted_words::ENTRY_BYTES;
+
+/// A `WordArena` entry (start, count, length, packed); its tokens are 4 bytes each in one
+/// vector, both allocated at their exact sizes.
+const ARENA_ENTRY: u64 = super::arena::ENTRY_BYTES;
+
+/// Under a warm start, a word's `(Vec<u32>, u64)` in the list of encoded words (its ids'
+/// chunk is counted apart, by [`alloc_size`]).
+const WARM_ENTRY: u64 = super::warm::ENCODED_ENTRY;
+
+/// One occurrence-list entry (`pairs.rs`): a 4-byte word id, in a list that spills past
+/// its inline entries into a vector grown by doubling (2x); a merge appends the word to
+/// the lists of the pairs it creates while the word's entries in the lists of the pairs
+/// it lost stay, stale, until those lists are taken (one stale entry per live one
+/// allowed: 46% of the words a merge visits were stale on 30 MB of English). 4 x 2 x 2.
+const LIST_BYTES: u64 = 4 * 2 * 2;
+
+/// One distinct pair (`pairs.rs`, `pair_ids.rs`, `candidate.rs`): its slot in the pair
+/// table at load 7/20 or more (at most 7/10 full, grown by doubling), its count, word
+/// list header and mark in vectors grown by doubling (2x), and its heap candidate in a
+/// vector grown by doubling (2x): 12 x 20/7 + 36 x 2 + 16 x 2 = 138.3, rounded up.
+const PAIR_BYTES: u64 = (super::pair_ids::SLOT_BYTES * 20).div_ceil(7)
+    + 2 * super::pairs::ID_BYTES
+    + 2 * super::candidate::CANDIDATE_BYTES;
+
+/// Distinct pairs allowed per word of three or more bytes, as a fraction: measured at
+/// vocabulary 32,768 on the shared corpora, the loop holds 0.95-1.15 distinct pairs per
+/// word of two or more bytes at its peak (docs/design.md, "Memory budget"). An empirical
+/// figure, not a bound: a much larger vocabulary creates more pairs per word.
+const PAIRS_PER_WORD: (u64, u64) = (6, 5);
+
+/// Per token of a long word (`long.rs`): its token and its next and previous positions
+/// (12 bytes in exact vectors); its place among its pair's positions (4 bytes in a
+/// vector grown by doubling, and as much again for the positions later merges add: 16);
+/// and, at worst (every pair in the word distinct), one entry of the word's pair ->
+/// positions map (a pair and a `Vec` header, 32 bytes at a hash map's lowest load after
+/// growing, 7/16, 74 bytes, and the positions' allocation header, 8: 82).
+const LONG_TOKEN: u64 = 12 + 16 + 82;
 
 /// The entries of a table summarized by count, to pick a pruning threshold: for each
 /// count, the estimated bytes of the words with that count.
@@ -247,10 +326,45 @@ mod tests {
 
     #[test]
     fn table_entries() {
+        // A 16-byte slot at load 7/20; a word over 7 bytes adds 3/2 of (varint + bytes).
         assert_eq!(TABLE_SLOT, 46);
-        assert_eq!(table_entry(1), 46 + 3);
+        assert_eq!((table_entry(0), table_entry(1), table_entry(7)), (46, 46, 46));
+        assert_eq!(table_entry(8), 46 + 14);
         assert_eq!(table_entry(127), 46 + 192);
         assert_eq!(table_entry(128), 46 + 195);
+    }
+
+    #[test]
+    fn merge_entries_follow_the_layouts() {
+        // The sizes the constants are derived from (the reference in tests/reference.py
+        // spells the same figures out).
+        assert_eq!((SORTED_ENTRY, ARENA_ENTRY, WARM_ENTRY, LIST_BYTES), (24, 20, 32, 16));
+        assert_eq!(PAIR_BYTES, 35 + 2 * 36 + 2 * 16);
+        assert_eq!(LONG_TOKEN, 110);
+        // One byte: no pair; the warm start's list + ids (25 + 32 + 32) is the worst step.
+        assert_eq!(merge_entry(1), 89);
+        // Two bytes: arena 28, one list entry, one whole pair.
+        assert_eq!(merge_entry(2), 28 + 16 + 139);
+        // Eight bytes: arena 52, 7 list entries, 6/5 of a pair.
+        assert_eq!(merge_entry(8), 52 + 7 * 16 + 166);
+        // A long word adds its index by position.
+        assert_eq!(merge_entry(256), 20 + 1024 + 255 * 16 + 166 + 256 * 110);
+    }
+
+    #[test]
+    fn merge_entries_bound_the_hand_over_and_the_table() {
+        // Whatever the length, a word costs the merge loop at least what it costs in each
+        // step of the hand-over, the counting table among them: pruning for the loop also
+        // bounds the table and the sorted list held next to it.
+        for len in (0..600).chain([1 << 12, 1 << 20]) {
+            let list = SORTED_ENTRY + len;
+            let arena = ARENA_ENTRY + 4 * len;
+            let ids = WARM_ENTRY + alloc_size(4 * len);
+            for step in [table_entry(len) + list, list + arena, list + ids, ids + arena] {
+                assert!(merge_entry(len) >= step, "{len}");
+            }
+            assert!(merge_entry(len) >= ARENA_ENTRY + 4 * len + LIST_BYTES * len.saturating_sub(1));
+        }
     }
 
     #[test]

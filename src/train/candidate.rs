@@ -20,6 +20,9 @@ pub struct Candidate {
 /// 8 1,208.5 M.
 const ARITY: usize = 4;
 
+/// The bytes of one heap entry; [`super::budget::merge_entry`] is derived from it.
+pub const CANDIDATE_BYTES: u64 = std::mem::size_of::<Candidate>() as u64;
+
 /// A d-ary max-heap of candidates.
 #[derive(Default)]
 pub struct Candidates {

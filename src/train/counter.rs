@@ -2,15 +2,14 @@
 //! loss ledger and the input's fingerprint. Under a memory budget, batches are cut at
 //! checkpoints and the table pruned there (`checkpoints.rs`).
 
-use rayon::prelude::*;
-
+use super::batch::Items;
 use super::budget::Budget;
 use super::snapshot;
 use super::sorted_words::SortedWords;
-use super::table::{Partial, WordTable};
+use super::table::WordTable;
 use super::words::WordSplitter;
 use crate::document::{Document, Segment};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fingerprint::{Fingerprinter, EMPTY_FINGERPRINT};
 use crate::ledger::Ledger;
 use crate::parallel;
@@ -41,10 +40,10 @@ pub struct WordCounter {
     /// A document failed after some of its words were folded into the table (at an
     /// in-document checkpoint): the table no longer matches `documents`.
     pub(super) partial_document: bool,
-    /// Distinct words per MiB of input in the chunks of the last batch of at least a MiB
-    /// ([`FIRST_WORDS_PER_MIB`] before one): each chunk's partial counts are sized for as
+    /// Distinct words per MiB of input in the partials of the last batch of at least a MiB
+    /// ([`FIRST_WORDS_PER_MIB`] before one): each worker's partial counts are sized for as
     /// many. Only capacity depends on it, never a count.
-    words_per_mib: u64,
+    pub(super) words_per_mib: u64,
 }
 
 impl WordCounter {
@@ -172,69 +171,17 @@ impl WordCounter {
         self.count_at_checkpoints(segments, first_index, every, threads)
     }
 
-    /// Counts segments in parallel, a few chunks per thread, each into partial counts
-    /// folded into the table at the end; on error nothing of them is counted.
+    /// Counts segments in parallel (see `batch.rs`); on error nothing of them is counted.
     pub(super) fn count_segments(
         &mut self,
         segments: &[Segment<'_>],
         first_index: u64,
         threads: Option<usize>,
     ) -> Result<()> {
-        if segments.is_empty() {
-            return Ok(());
-        }
-        // The document index of each segment: one more after each document's end.
-        let mut index = first_index;
-        let indices: Vec<u64> = segments
-            .iter()
-            .map(|seg| {
-                let this = index;
-                index += u64::from(seg.ends);
-                this
-            })
-            .collect();
-        let pool = parallel::pool(threads);
-        // A few chunks per thread balances uneven documents without many partial maps.
-        let chunk = segments.len().div_ceil(pool.current_num_threads() * 4).max(1);
-        let words = &self.words;
-        let words_per_mib = self.words_per_mib;
-        let partials: Vec<Result<(Partial, Ledger)>> = pool.install(|| {
-            segments
-                .par_chunks(chunk)
-                .zip(indices.par_chunks(chunk))
-                .map(|(chunk_segments, chunk_indices)| {
-                    let bytes: u64 = chunk_segments.iter().map(|s| s.data.len() as u64).sum();
-                    let expected = (bytes.saturating_mul(words_per_mib) >> 20) as usize;
-                    let mut counts = Partial::with_capacity(expected);
-                    let mut ledger = Ledger::default();
-                    for (seg, &index) in chunk_segments.iter().zip(chunk_indices) {
-                        words.count(seg, index, &mut counts, &mut ledger).map_err(|e| {
-                            Error::PatternMatch { document: index, message: e.to_string() }
-                        })?;
-                    }
-                    Ok((counts, ledger))
-                })
-                .collect()
-        });
-        let partials = partials.into_iter().collect::<Result<Vec<_>>>()?;
-        let distinct: u64 = partials.iter().map(|(p, _)| p.len() as u64).sum();
-        let batch_bytes: u64 = segments.iter().map(|s| s.data.len() as u64).sum();
-        // Batches of a run are alike: the next one's chunks are sized after this one's.
-        if batch_bytes >= 1 << 20 {
-            self.words_per_mib = (distinct << 20) / batch_bytes;
-        }
-        let mut counts = Vec::with_capacity(partials.len());
-        for (partial, ledger) in partials {
-            counts.push(partial);
-            self.ledger.absorb(&ledger);
-        }
-        self.table.fold(&pool, counts);
-        self.ledger.documents += segments.iter().filter(|s| s.ends).count() as u64;
-        self.ledger.bytes += batch_bytes;
-        for seg in segments {
-            self.fingerprint.add(seg);
-        }
-        Ok(())
+        let weights: Vec<(usize, bool)> = segments.iter().map(|s| (s.data.len(), s.ends)).collect();
+        let items =
+            Items::new(&weights, first_index, parallel::pool(threads).current_num_threads());
+        self.count_items(&items, threads, |_| Ok(()), |j| segments[j])
     }
 
     /// Adds a pre-counted word (not pre-tokenized).

@@ -11,6 +11,7 @@
 //! tokenizer.
 
 mod arena;
+pub mod batch;
 pub mod budget;
 mod candidate;
 mod checkpoints;

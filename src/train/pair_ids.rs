@@ -20,6 +20,9 @@ struct Slot {
     id: u32,
 }
 
+/// The bytes of one slot; [`super::budget::merge_entry`] is derived from it.
+pub const SLOT_BYTES: u64 = std::mem::size_of::<Slot>() as u64;
+
 /// The id of a free slot (dense ids never reach it: there are fewer than 2^32 pairs).
 const EMPTY: u32 = u32::MAX;
 

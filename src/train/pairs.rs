@@ -12,6 +12,12 @@ use super::rewrite::Pair;
 /// up to 4 are held inline, in the 24 bytes a `Vec` takes: no allocation for most pairs.
 pub type WordList = SmallVec<[u32; 4]>;
 
+/// The bytes held per pair id in the arrays below (count, word list, mark);
+/// [`super::budget::merge_entry`] is derived from it.
+pub const ID_BYTES: u64 = (std::mem::size_of::<u64>()
+    + std::mem::size_of::<WordList>()
+    + std::mem::size_of::<u32>()) as u64;
+
 /// Pair counts and occurrence lists, keyed by dense pair ids.
 #[derive(Default)]
 pub struct PairIndex {

@@ -143,6 +143,16 @@ impl PieceTable {
         self.entry_placed(word, h, tag(h))
     }
 
+    /// Adds one occurrence of the short word of key `key` ([`pack`]) and hash `h`
+    /// ([`hash_short`] of the key).
+    #[inline(always)]
+    pub fn add_short(&mut self, key: u64, h: u64) {
+        if self.len >= self.grow_at {
+            self.grow();
+        }
+        *self.entry_short(key, h).0 += 1;
+    }
+
     /// [`PieceTable::entry`] for a short word, by its key, once the table has room.
     #[inline(always)]
     fn entry_short(&mut self, key: u64, h: u64) -> (&mut u64, bool) {
@@ -346,6 +356,44 @@ mod tests {
         let mut v: Vec<_> = t.iter().map(|(w, c)| (w.to_vec(), c)).collect();
         v.sort();
         v
+    }
+
+    /// Bytes the table has allocated (capacities, not lengths).
+    fn allocated(t: &PieceTable) -> u64 {
+        (t.slots.capacity() as u64) * SLOT_BYTES + t.arena.capacity() as u64
+    }
+
+    #[test]
+    fn the_budgets_estimate_bounds_what_the_table_allocates() {
+        use crate::train::budget::table_entry;
+        // Past a table's first allocations (64 slots, a 256-byte arena), what it holds
+        // never exceeds the estimate, after every word (right after each doubling too) and
+        // after pruning; words of 1-7 bytes (in their slots), 8-127 and 128-300 (a two-byte
+        // length), one in four of them long.
+        let first = MIN_SLOTS as u64 * SLOT_BYTES + 256;
+        let mut t = PieceTable::default();
+        let mut estimate = 0;
+        for i in 0..40_000u64 {
+            let len = match i % 4 {
+                0 => 1 + i % 7,
+                1 | 2 => 8 + i % 120,
+                _ => 128 + i % 173,
+            } as usize;
+            let mut w = vec![b'a' + (i % 26) as u8; len];
+            w[..8.min(len)].copy_from_slice(&i.to_le_bytes()[..8.min(len)]);
+            if add(&mut t, &w, 1) {
+                estimate += table_entry(len as u64);
+            }
+            assert!(allocated(&t) <= estimate + first, "{i}: {} > {estimate}", allocated(&t));
+        }
+        assert!(t.len() > 30_000, "{}", t.len());
+        let mut kept = 0;
+        t.retain(|w, _| {
+            let keep = w[0] % 3 == 0;
+            kept += if keep { table_entry(w.len() as u64) } else { 0 };
+            keep
+        });
+        assert!(allocated(&t) <= kept + first, "{} > {kept}", allocated(&t));
     }
 
     #[test]

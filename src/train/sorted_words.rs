@@ -11,6 +11,9 @@ struct Entry {
     len: u64,
 }
 
+/// The bytes of one entry; [`super::budget::merge_entry`] is derived from it.
+pub const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+
 /// Distinct words and their counts, in byte order (equal tables give equal lists).
 #[derive(Clone, Default)]
 pub struct SortedWords {

@@ -9,7 +9,7 @@ use rayon::ThreadPool;
 use super::budget;
 use super::pieces::PieceTable;
 use super::sorted_words::SortedWords;
-use super::word_hash::hash;
+use super::word_hash::{hash, hash_short, pack_in, SHORT_MAX};
 use crate::error::{Error, Result};
 use crate::parallel;
 
@@ -27,15 +27,15 @@ fn empty_shards() -> Vec<PieceTable> {
     (0..SHARDS).map(|_| PieceTable::default()).collect()
 }
 
-/// The counts of one chunk of a batch, sharded like the table they fold into.
+/// The counts of one worker's share of a batch, sharded like the table they fold into.
 pub struct Partial {
-    /// One table per shard of the table.
-    shards: Vec<PieceTable>,
+    /// One table per shard of the table (an array: a shard index needs no bounds check).
+    shards: [PieceTable; SHARDS],
 }
 
 impl Default for Partial {
     fn default() -> Self {
-        Self { shards: empty_shards() }
+        Self { shards: std::array::from_fn(|_| PieceTable::default()) }
     }
 }
 
@@ -45,7 +45,7 @@ impl Partial {
     /// again).
     pub fn with_capacity(words: usize) -> Self {
         let per_shard = words / SHARDS;
-        Self { shards: (0..SHARDS).map(|_| PieceTable::with_capacity(per_shard)).collect() }
+        Self { shards: std::array::from_fn(|_| PieceTable::with_capacity(per_shard)) }
     }
 
     /// Distinct words held.
@@ -53,12 +53,66 @@ impl Partial {
         self.shards.iter().map(PieceTable::len).sum()
     }
 
-    /// Counts one occurrence of `piece`, hashing it once for shard and slot. Called once
-    /// per piece: inlined into the splitter's loop.
+    /// Counts one occurrence of `piece`, hashing it once for shard and slot.
     #[inline(always)]
     pub fn add_one(&mut self, piece: &[u8]) {
         let h = hash(piece);
         *self.shards[shard_of(h)].entry(piece, h).0 += 1;
+    }
+
+    /// Counts one occurrence of each of `pieces`, which lie in `data` (a short piece's
+    /// key is read there in one load). Out of line: the splitter's callback only stores
+    /// pieces ([`Pending`]), so its call is cheap, and this loop runs over many.
+    #[inline(never)]
+    fn add_all(&mut self, data: &[u8], pieces: &[&[u8]]) {
+        for &piece in pieces {
+            if piece.len() <= SHORT_MAX {
+                let key = pack_in(data, piece);
+                let h = hash_short(key);
+                self.shards[shard_of(h)].add_short(key, h);
+            } else {
+                self.add_one(piece);
+            }
+        }
+    }
+}
+
+/// Pieces gathered for [`Partial::add_all`] at a time.
+const PENDING: usize = 32;
+
+/// The pieces of one segment not yet counted: the splitter's callback stores each here,
+/// and every [`PENDING`] of them are counted in one loop. [`Pending::flush`] counts the
+/// rest once the segment is split.
+pub struct Pending<'s> {
+    /// The segment's bytes, which hold the pieces.
+    data: &'s [u8],
+    pieces: [&'s [u8]; PENDING],
+    /// Pieces held.
+    len: usize,
+}
+
+impl<'s> Pending<'s> {
+    pub fn new(data: &'s [u8]) -> Self {
+        Self { data, pieces: [&[]; PENDING], len: 0 }
+    }
+
+    /// Holds `piece` (of this segment), counting the pieces held into `counts` once
+    /// there are [`PENDING`].
+    #[inline(always)]
+    pub fn push(&mut self, piece: &'s [u8], counts: &mut Partial) {
+        // Below PENDING already; the modulo only spares a bounds check.
+        self.pieces[self.len % PENDING] = piece;
+        self.len += 1;
+        if self.len == PENDING {
+            counts.add_all(self.data, &self.pieces);
+            self.len = 0;
+        }
+    }
+
+    /// Counts the pieces held into `counts`.
+    pub fn flush(&mut self, counts: &mut Partial) {
+        counts.add_all(self.data, &self.pieces[..self.len]);
+        self.len = 0;
     }
 }
 

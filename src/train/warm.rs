@@ -21,6 +21,10 @@ const ROUND_TIME: Duration = Duration::from_millis(25);
 const FIRST_ROUND_BYTES: usize = 64 << 10;
 const MAX_ROUND_BYTES: usize = 64 << 20;
 
+/// The bytes of one encoded word in the list [`segment`] builds under a warm start (its
+/// ids' allocation apart); [`super::budget::merge_entry`] is derived from it.
+pub const ENCODED_ENTRY: u64 = std::mem::size_of::<(Vec<Rank>, u64)>() as u64;
+
 /// The merge loop's words: each word as the tokens `vocab` encodes it to, true
 /// rank-ordered BPE, as `encode` does (not greedy longest match), so training continues
 /// from what encoding gives; over bytes alone, each byte's rank, written straight into

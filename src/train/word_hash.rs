@@ -93,6 +93,24 @@ pub fn pack(word: &[u8]) -> u64 {
     SHORT | (n as u64) << 56 | bytes
 }
 
+/// [`pack`] of a word of at most [`SHORT_MAX`] bytes that lies in `data`, with one
+/// 8-byte load where 8 bytes of `data` start at the word (most pieces of a document),
+/// masked to the word's bytes; elsewhere (a word near the end of `data`, or not in it)
+/// [`pack`] itself. The same key either way.
+#[inline(always)]
+pub fn pack_in(data: &[u8], word: &[u8]) -> u64 {
+    let n = word.len();
+    debug_assert!(n <= SHORT_MAX);
+    // Where the word starts in `data` (wrapped far out of range if it is not in it).
+    let at = (word.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize);
+    match data.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+        Some(bytes) => {
+            SHORT | (n as u64) << 56 | (u64::from_le_bytes(*bytes) & ((1 << (8 * n)) - 1))
+        }
+        None => pack(word),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +181,22 @@ mod tests {
         all.dedup_by(|a, b| a.1 == b.1);
         let collisions = all.windows(2).filter(|p| p[0].0 == p[1].0).count();
         assert_eq!(collisions, 0, "full 64-bit collisions among {} words", all.len());
+    }
+
+    /// Every short word at every place of a buffer (its end included), and words of other
+    /// buffers, pack the same read in place as read alone.
+    #[test]
+    fn packing_in_place_gives_the_same_key() {
+        let data: Vec<u8> = (0..40u32).map(|i| (i * 73 + 200) as u8).collect();
+        let other = data.clone();
+        for start in 0..=data.len() {
+            for n in 0..=SHORT_MAX.min(data.len() - start) {
+                let word = &data[start..start + n];
+                assert_eq!(pack_in(&data, word), pack(word), "{start}+{n}");
+                assert_eq!(pack_in(&other, word), pack(word), "{start}+{n} elsewhere");
+                assert_eq!(pack_in(&data[..start + n], word), pack(word), "{start}+{n} at the end");
+            }
+        }
     }
 
     #[test]

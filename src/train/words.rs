@@ -2,7 +2,7 @@
 //! longer than the maximum token length cut, and whatever is not kept as ordinary text
 //! tallied in the ledger.
 
-use super::table::Partial;
+use super::table::{Partial, Pending};
 use crate::document::Segment;
 use crate::ledger::Ledger;
 use crate::pretokenize::Pattern;
@@ -52,18 +52,24 @@ impl WordSplitter {
         counts: &mut Partial,
         ledger: &mut Ledger,
     ) -> Result<(), fancy_regex::Error> {
-        // Inlined into the splitter's loop: a call per piece costs as much as a lookup.
-        self.count_each(
+        // The callback only stores the piece (inlined into the splitter's loop): a call
+        // per piece that held the table's work cost as much as a lookup.
+        let mut pending = Pending::new(seg.data);
+        let split = self.count_each(
             seg,
             index,
             ledger,
             #[inline(always)]
-            |word| counts.add_one(word),
-        )
+            |word| pending.push(word, counts),
+        );
+        pending.flush(counts);
+        split
     }
 
     /// Calls `add` with each word of `seg` in order (each a slice of `seg.data`), and
     /// tallies the ledger as [`WordSplitter::count`] does.
+    // The closures that only call `bump` are what carries `#[inline(always)]`.
+    #[allow(clippy::redundant_closure)]
     pub fn count_each<'s>(
         &self,
         seg: &Segment<'s>,
@@ -79,12 +85,12 @@ impl WordSplitter {
         let max = self.max_token_length.unwrap_or(usize::MAX);
         let mut pieces_cut = 0;
         let mut gap_bytes = 0;
+        // Inlined into the splitter's loops (with `add`, through the `#[inline(always)]`
+        // closures below): a call per piece is most of the cost of storing it.
         let mut bump = |piece: &'s [u8]| {
             if piece.len() > max {
                 pieces_cut += 1;
-                for part in chunks_at_chars(piece, max) {
-                    add(part);
-                }
+                cut(piece, max, &mut add);
             } else {
                 add(piece);
             }
@@ -101,9 +107,19 @@ impl WordSplitter {
                         // themselves) match only on character boundaries, so every stretch
                         // between them is valid UTF-8 too.
                         let text = unsafe { std::str::from_utf8_unchecked(text) };
-                        self.pattern.split_text_counting_gaps(text, &mut bump, &mut gap_bytes)
+                        self.pattern.split_text_counting_gaps(
+                            text,
+                            #[inline(always)]
+                            |piece| bump(piece),
+                            &mut gap_bytes,
+                        )
                     } else {
-                        self.pattern.split_bytes_counting_gaps(text, &mut bump, &mut gap_bytes)
+                        self.pattern.split_bytes_counting_gaps(
+                            text,
+                            #[inline(always)]
+                            |piece| bump(piece),
+                            &mut gap_bytes,
+                        )
                     }
                 }
             },
@@ -111,5 +127,15 @@ impl WordSplitter {
         ledger.pieces_cut += pieces_cut;
         ledger.unmatched_bytes += gap_bytes;
         Ok(())
+    }
+}
+
+/// Adds the parts of a piece longer than `max`. Out of line and cold: the callback that
+/// calls it runs once per piece, and is cheapest with nothing but its common path.
+#[cold]
+#[inline(never)]
+fn cut<'s>(piece: &'s [u8], max: usize, add: &mut impl FnMut(&'s [u8])) {
+    for part in chunks_at_chars(piece, max) {
+        add(part);
     }
 }
