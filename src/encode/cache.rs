@@ -29,7 +29,8 @@ const SHORT: usize = 16;
 /// Ids kept in the slot itself.
 const INLINE_IDS: usize = 3;
 
-/// The slots of a thread's cache (32 bytes each: 256 KiB, well inside L2).
+/// The slots of a thread's cache (32 bytes each: 128 KiB, well inside L2; 4 times as
+/// many merge 4% fewer pieces of fresh English text).
 const SLOTS: usize = 4096;
 
 /// Bytes or ids held in the side arrays before the cache starts afresh (the bytes and
