@@ -127,14 +127,14 @@ impl Tokenizer {
 
     /// Encodes text, ignoring special tokens (their text is encoded as ordinary text).
     pub fn encode_ordinary(&self, text: &str) -> Result<Vec<Rank>> {
-        let mut out = Vec::with_capacity(text.len() / 3);
+        let mut out = Vec::with_capacity(ids_capacity(text.len()));
         self.encode_text_into(text, &mut out)?;
         Ok(out)
     }
 
     /// Encodes any bytes; bytes that are not valid UTF-8 become their byte tokens.
     pub fn encode_bytes(&self, data: &[u8]) -> Result<Vec<Rank>> {
-        let mut out = Vec::with_capacity(data.len() / 3);
+        let mut out = Vec::with_capacity(ids_capacity(data.len()));
         let (vocab, mut cache) = (&self.vocab, PieceCache::of_thread());
         self.pattern
             .split_bytes(data, |piece| encode_piece_cached(vocab, piece, &mut out, &mut cache))
@@ -144,7 +144,7 @@ impl Tokenizer {
 
     /// Encodes text; special tokens whose text `allowed` accepts become their ids.
     pub fn encode(&self, text: &str, allowed: impl Fn(&[u8]) -> bool) -> Result<Vec<Rank>> {
-        let mut out = Vec::with_capacity(text.len() / 3);
+        let mut out = Vec::with_capacity(ids_capacity(text.len()));
         self.specials.split(text.as_bytes(), allowed, |part| match part {
             Part::Special(id) => {
                 out.push(id);
@@ -240,6 +240,13 @@ impl Tokenizer {
             .split_text(text, |piece| encode_piece_cached(vocab, piece, out, &mut cache))
             .map_err(match_error)
     }
+}
+
+/// Room for the ids of `len` bytes, so most calls never grow their output: text and code
+/// average 3 to 4 bytes a token, and a short text has more tokens a byte (one growth
+/// costs a short call more than its encoding).
+fn ids_capacity(len: usize) -> usize {
+    len / 3 + 16
 }
 
 fn match_error(e: fancy_regex::Error) -> Error {

@@ -197,11 +197,16 @@ class Tokenizer(Training, FamiliarNames):
     def encode_ordinary(self, text: str) -> list[int]:
         """Encodes text, treating special-token text as ordinary text."""
         # As `_checked`: the core reads the text as UTF-8 once and refuses a lone
-        # surrogate; only then is it scanned for check_text's message.
+        # surrogate; only then is it scanned for check_text's message. The core also
+        # refuses anything but a str (TypeError), and only then is check_text_type asked
+        # for its message: a call of a few microseconds pays for no check it can skip.
         try:
-            return self._core.encode_ordinary(check_text_type(text))
+            return self._core.encode_ordinary(text)
         except UnicodeEncodeError:
             check_text(text)
+            raise
+        except TypeError:
+            check_text_type(text)
             raise
 
     def encode_bytes(self, data: bytes) -> list[int]:

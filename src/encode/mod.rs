@@ -11,7 +11,7 @@
 //! not whole tokens are merged once per thread and then come from [`PieceCache`], kept
 //! between calls.
 
-use crate::vocab::Vocab;
+use crate::vocab::{PieceKey, Vocab};
 use crate::Rank;
 
 /// Pieces at least this long merge rank by rank (`merge_by_levels`).
@@ -34,7 +34,8 @@ pub fn encode_piece(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
 }
 
 /// [`encode_piece`], merging a piece that is not a whole token only the first time
-/// `cache` sees it (the same ids: the cache holds what merging gave).
+/// `cache` sees it (the same ids: the cache holds what merging gave). The piece is hashed
+/// once, for the whole-token lookup and the cache.
 #[inline]
 pub fn encode_piece_cached(
     vocab: &Vocab,
@@ -42,12 +43,16 @@ pub fn encode_piece_cached(
     out: &mut Vec<Rank>,
     cache: &mut PieceCache,
 ) {
-    if !encode_short_or_token(vocab, piece, out) {
-        if piece.len() <= cache::MAX_CACHED {
-            cache.encode_parts(vocab, piece, out);
-        } else {
-            encode_piece_parts(vocab, piece, out);
+    match piece.len() {
+        0..=2 => encode_short(vocab, piece, out),
+        3..=cache::MAX_CACHED => {
+            let key = PieceKey::of(piece);
+            match vocab.rank_keyed(piece, &key) {
+                Some(rank) => out.push(rank),
+                None => cache.encode_parts(vocab, piece, &key, out),
+            }
         }
+        _ => encode_piece(vocab, piece, out),
     }
 }
 
@@ -55,6 +60,20 @@ pub fn encode_piece_cached(
 /// false (nothing appended) for any other piece.
 #[inline]
 fn encode_short_or_token(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) -> bool {
+    if piece.len() <= 2 {
+        encode_short(vocab, piece, out);
+        return !piece.is_empty();
+    }
+    match vocab.rank(piece) {
+        Some(rank) => out.push(rank),
+        None => return false,
+    }
+    true
+}
+
+/// Appends the tokens of a piece of at most two bytes.
+#[inline(always)]
+fn encode_short(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
     match *piece {
         // One byte is its byte token; two bytes are one token exactly when the pair table
         // joins their byte tokens (a two-byte token's one split, always kept), else the
@@ -67,12 +86,8 @@ fn encode_short_or_token(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) -> bo
                 None => out.extend([a, b]),
             }
         }
-        _ => match vocab.rank(piece) {
-            Some(rank) => out.push(rank),
-            None => return false,
-        },
+        _ => debug_assert!(piece.is_empty(), "pieces of at most two bytes"),
     }
-    true
 }
 
 /// Like [`encode_piece`] but never takes the whole-piece shortcut: the tokens that

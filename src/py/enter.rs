@@ -61,3 +61,24 @@ where
 {
     detached(py, |_| work())
 }
+
+/// Inputs up to this many bytes are encoded or decoded with the GIL held: releasing and
+/// retaking it (and installing the interrupt check) costs about as much as encoding a few
+/// dozen bytes, more than the whole call for a short text, while work this small ends in
+/// microseconds, so holding the GIL delays other threads no longer than a Python
+/// statement does and leaves no time for a Ctrl-C to wait on.
+pub const SMALL_WORK: usize = 1 << 10;
+
+/// [`detached_quiet`] for work on `len` bytes of input: small work runs as is, with the
+/// GIL held ([`SMALL_WORK`]); its errors map the same way.
+pub fn detached_unless_small<T, F>(py: Python<'_>, len: usize, work: F) -> PyResult<T>
+where
+    T: Send,
+    F: FnOnce() -> Result<T> + Send,
+{
+    if len <= SMALL_WORK {
+        work().map_err(super::errors::to_py)
+    } else {
+        detached_quiet(py, work)
+    }
+}

@@ -11,7 +11,7 @@ use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
 
 use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, MergeTuple};
-use super::enter::{detached, detached_quiet};
+use super::enter::{detached, detached_quiet, detached_unless_small};
 use super::errors::to_py;
 use crate::document::Document;
 use crate::vocab::Vocab;
@@ -213,7 +213,7 @@ impl CoreTokenizer {
         py: Python<'py>,
         text: PyBackedStr,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = detached_quiet(py, || self.inner.encode_ordinary(&text))?;
+        let ids = detached_unless_small(py, text.len(), || self.inner.encode_ordinary(&text))?;
         self.list(py, &ids)
     }
 
@@ -223,7 +223,7 @@ impl CoreTokenizer {
         text: PyBackedStr,
         allowed_special: HashSet<String>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = detached_quiet(py, || {
+        let ids = detached_unless_small(py, text.len(), || {
             self.inner.encode(&text, |special| {
                 std::str::from_utf8(special).is_ok_and(|s| allowed_special.contains(s))
             })
@@ -236,7 +236,7 @@ impl CoreTokenizer {
         py: Python<'py>,
         data: PyBackedBytes,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = detached_quiet(py, || self.inner.encode_bytes(&data))?;
+        let ids = detached_unless_small(py, data.len(), || self.inner.encode_bytes(&data))?;
         self.list(py, &ids)
     }
 

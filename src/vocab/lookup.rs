@@ -6,9 +6,12 @@
 //! bytes and length) that is both hashed and kept in the slot, so a short token is found
 //! without reading its bytes; a longer piece hashes its first and last 8 bytes and folds
 //! any middle in 16-byte steps, and its slot's 32 bits of the hash, beside the id, decide
-//! whether the token's bytes are compared. Open addressing with
-//! linear probing, at most half full, built once: no input can add to it, so a piece's
-//! probe length is bounded by the vocabulary's own layout.
+//! whether the token's bytes are compared. Those bytes are a copy kept here, the longer
+//! tokens one after another, each after its length: one read where it starts (no
+//! pointer to follow to a separate allocation), and for a token of up to 16 bytes two
+//! 8-byte compares with the words the hash was made of instead of a call to `memcmp`.
+//! Open addressing with linear probing, at most half full, built once: no input can add
+//! to it, so a piece's probe length is bounded by the vocabulary's own layout.
 
 use crate::hash_parts::{fold, read4, read8};
 
@@ -23,7 +26,8 @@ struct Slot {
     tag: u32,
     /// The token's id; `FREE`: a free slot.
     id: u32,
-    /// A token of at most [`INLINE`] bytes, packed by [`inline_key`]; 0 for longer ones.
+    /// A token of at most [`INLINE`] bytes: packed by [`inline_key`] (at least
+    /// [`SHORT_KEYS`]). A longer one: where its length and bytes start in `long`.
     inline: u64,
 }
 
@@ -31,9 +35,13 @@ struct Slot {
 /// reading their bytes.
 const INLINE: usize = 7;
 
+/// Every packed key is at least this (its top byte is the length, 1 to 7), and every
+/// position in `long` below it.
+const SHORT_KEYS: u64 = 1 << 56;
+
 /// The bytes of a piece of 1 to [`INLINE`] bytes, little-endian, with the length in the top
 /// byte (so no two pieces share a key, and no key is 0); 0 for any other length.
-#[inline]
+#[inline(always)]
 fn inline_key(b: &[u8]) -> u64 {
     let n = b.len();
     let packed = match n {
@@ -57,34 +65,51 @@ pub struct TokenLookup {
     slots: Vec<Slot>,
     /// Slot index mask (length - 1).
     mask: usize,
+    /// The tokens of more than [`INLINE`] bytes, each as its length (8 bytes,
+    /// little-endian) then its bytes.
+    long: Vec<u8>,
 }
 
-/// A 64-bit hash of a short byte string (also keys encoding's piece cache).
+/// A 64-bit hash of a short byte string.
 #[inline]
 pub fn hash(b: &[u8]) -> u64 {
-    hash_with(b, inline_key(b))
+    PieceKey::of(b).hash
 }
 
-/// [`hash`], given the piece's [`inline_key`]: a short piece hashes its key alone.
-#[inline]
-fn hash_with(b: &[u8], key: u64) -> u64 {
-    if key != 0 {
-        return fold(key ^ SEED, MUL);
-    }
-    // Empty, or at least 8 bytes: the first and last 8, then the bytes between them 16 at
-    // a time (the last step may overlap bytes already read: harmless for a hash).
-    let n = b.len();
-    let (x, y) = if n >= 8 { (read8(b, 0), read8(b, n - 8)) } else { (0, 0) };
-    let mut h = fold(x ^ SEED, y ^ MUL ^ n as u64);
-    if n > 16 {
-        let mut at = 8;
-        while at < n - 8 {
-            let s = at.min(n - 16);
-            h = fold(h ^ read8(b, s), read8(b, s + 8) ^ MUL);
-            at += 16;
+/// A piece's hash and the words it was hashed from, computed once per piece and shared by
+/// encoding's piece cache and the token lookup. The words are exact for pieces of at most
+/// 16 bytes: with the length they determine the bytes, so two such pieces are equal
+/// exactly when their lengths and words are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PieceKey {
+    /// 1 to [`INLINE`] bytes: their [`inline_key`], then 0; 8 or more: the first and the
+    /// last 8 bytes (overlapping below 16); empty: 0, 0.
+    pub words: [u64; 2],
+    pub hash: u64,
+}
+
+impl PieceKey {
+    #[inline(always)]
+    pub fn of(b: &[u8]) -> Self {
+        let n = b.len();
+        let inline = inline_key(b);
+        if inline != 0 {
+            return Self { words: [inline, 0], hash: fold(inline ^ SEED, MUL) };
         }
+        // Empty, or at least 8 bytes: the first and last 8, then the bytes between them 16
+        // at a time (the last step may overlap bytes already read: harmless for a hash).
+        let (x, y) = if n >= 8 { (read8(b, 0), read8(b, n - 8)) } else { (0, 0) };
+        let mut h = fold(x ^ SEED, y ^ MUL ^ n as u64);
+        if n > 16 {
+            let mut at = 8;
+            while at < n - 8 {
+                let s = at.min(n - 16);
+                h = fold(h ^ read8(b, s), read8(b, s + 8) ^ MUL);
+                at += 16;
+            }
+        }
+        Self { words: [x, y], hash: h }
     }
-    h
 }
 
 impl TokenLookup {
@@ -93,37 +118,78 @@ impl TokenLookup {
         let size = (2 * tokens.len()).next_power_of_two().max(16);
         let mut slots = vec![Slot { tag: 0, id: FREE, inline: 0 }; size];
         let mask = size - 1;
+        let mut long = Vec::new();
         for (id, bytes) in tokens.iter().enumerate().filter(|(_, t)| !t.is_empty()) {
-            let key = inline_key(bytes);
-            let h = hash_with(bytes, key);
-            let mut i = h as usize & mask;
+            let key = PieceKey::of(bytes);
+            let mut i = key.hash as usize & mask;
             while slots[i].id != FREE {
                 i = (i + 1) & mask;
             }
-            slots[i] = Slot { tag: (h >> 32) as u32, id: id as u32, inline: key };
+            let inline = if bytes.len() <= INLINE {
+                key.words[0]
+            } else {
+                let at = long.len() as u64;
+                long.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+                long.extend_from_slice(bytes);
+                at
+            };
+            slots[i] = Slot { tag: (key.hash >> 32) as u32, id: id as u32, inline };
         }
-        Self { slots, mask }
+        // Positions in `long` stay below the packed keys (memory runs out long before).
+        assert!((long.len() as u64) < SHORT_KEYS, "token bytes beyond 2^56");
+        Self { slots, mask, long }
     }
 
-    /// The id of `bytes` among `tokens` (the same list it was built from).
+    /// The id of `bytes`, if they are a token.
     #[inline]
-    pub fn get(&self, tokens: &[Vec<u8>], bytes: &[u8]) -> Option<u32> {
-        let key = inline_key(bytes);
-        let h = hash_with(bytes, key);
-        let tag = (h >> 32) as u32;
-        let mut i = h as usize & self.mask;
+    pub fn get(&self, bytes: &[u8]) -> Option<u32> {
+        self.get_keyed(bytes, &PieceKey::of(bytes))
+    }
+
+    /// [`Self::get`] with the piece's key already computed (`PieceKey::of(bytes)`).
+    /// Inlined into encoding's loop over pieces (a call there costs as much as a probe).
+    #[inline(always)]
+    pub fn get_keyed(&self, bytes: &[u8], piece: &PieceKey) -> Option<u32> {
+        let n = bytes.len();
+        let tag = (piece.hash >> 32) as u32;
+        let mut i = piece.hash as usize & self.mask;
         loop {
-            let slot = self.slots[i];
+            // SAFETY: `mask` is the slots' length (a power of two) minus one, so `i` is in
+            // bounds (the check would cost a compare and branch per probe).
+            let slot = unsafe { *self.slots.get_unchecked(i) };
             if slot.id == FREE {
                 return None;
             }
-            // A short piece matches on its packed key alone (a long token's key is 0).
             if slot.tag == tag
-                && (if key != 0 { slot.inline == key } else { tokens[slot.id as usize] == bytes })
+                && if n <= INLINE {
+                    // A short piece matches on its packed key alone (an empty one on
+                    // nothing: its key is 0, below every slot's).
+                    slot.inline == piece.words[0] && n > 0
+                } else {
+                    slot.inline < SHORT_KEYS
+                        && self.long_matches(slot.inline as usize, bytes, piece)
+                }
             {
                 return Some(slot.id);
             }
             i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Whether the long token stored at `at` is `bytes` (more than [`INLINE`] bytes).
+    #[inline(always)]
+    fn long_matches(&self, at: usize, bytes: &[u8], piece: &PieceKey) -> bool {
+        let n = bytes.len();
+        let from = at + 8;
+        if read8(&self.long, at) != n as u64 {
+            return false;
+        }
+        if n <= 16 {
+            // The first and last 8 bytes cover all of them.
+            read8(&self.long, from) == piece.words[0]
+                && read8(&self.long, from + n - 8) == piece.words[1]
+        } else {
+            self.long[from..from + n] == *bytes
         }
     }
 }
@@ -143,15 +209,15 @@ mod tests {
         tokens.push(Vec::new()); // a hole
         let lookup = TokenLookup::new(&tokens);
         for (id, t) in tokens.iter().enumerate().filter(|(_, t)| !t.is_empty()) {
-            assert_eq!(lookup.get(&tokens, t), Some(id as u32), "{t:?}");
+            assert_eq!(lookup.get(t), Some(id as u32), "{t:?}");
         }
-        assert_eq!(lookup.get(&tokens, b""), None);
-        assert_eq!(lookup.get(&tokens, &[7; 40]), None);
+        assert_eq!(lookup.get(b""), None);
+        assert_eq!(lookup.get(&[7; 40]), None);
         // Short pieces that differ from a token in one byte or in length only.
         for t in tokens.iter().filter(|t| (1..=INLINE).contains(&t.len())) {
             let mut other = t.clone();
             other[t.len() - 1] ^= 0x80;
-            assert_ne!(lookup.get(&tokens, &other), lookup.get(&tokens, t), "{t:?}");
+            assert_ne!(lookup.get(&other), lookup.get(t), "{t:?}");
         }
         let short = |b: &[u8]| inline_key(b);
         assert_ne!(short(b"aaaa"), short(b"aaaaa"));
@@ -159,6 +225,36 @@ mod tests {
         assert_ne!(short(b"\0"), short(b"\0\0"));
         let mut longer = tokens[300].clone();
         longer.push(0);
-        assert_eq!(lookup.get(&tokens, &longer), None);
+        assert_eq!(lookup.get(&longer), None);
+    }
+
+    /// Runs of one byte (0x00, 0xFF, 'a') share their key words across lengths 8 to 16
+    /// (the first and last 8 bytes are the same), so only the length tells them apart;
+    /// every length class, found or not found, next to tokens one byte longer or shorter.
+    #[test]
+    fn runs_of_one_byte_differ_by_length_alone() {
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        // Every other length is a token, so each missing length sits between two present.
+        for byte in [0x00, 0xFF, b'a'] {
+            for len in (2..=40).step_by(2) {
+                tokens.push(vec![byte; len]);
+            }
+        }
+        let lookup = TokenLookup::new(&tokens);
+        for (id, t) in tokens.iter().enumerate() {
+            assert_eq!(lookup.get(t), Some(id as u32), "{t:?}");
+        }
+        for byte in [0x00, 0xFF, b'a'] {
+            for len in (3..=41).step_by(2) {
+                assert_eq!(lookup.get(&vec![byte; len]), None, "{len} x {byte:#x}");
+            }
+            // A token's bytes with its last byte changed, at every length class.
+            for len in (2..=40).step_by(2) {
+                let mut other = vec![byte; len];
+                *other.last_mut().unwrap() ^= 1;
+                assert_eq!(lookup.get(&other), None, "{other:?}");
+            }
+        }
+        assert_eq!(PieceKey::of(&[0; 9]).words, PieceKey::of(&[0; 10]).words);
     }
 }

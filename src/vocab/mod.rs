@@ -10,8 +10,8 @@ mod splits;
 #[cfg(test)]
 pub(crate) use canonical::CHECKED as CHECKED_SPLIT_LEN;
 pub use growth::{next_free, Growth, Joined, TokenBytes};
-pub use lookup::hash as hash_bytes;
 use lookup::TokenLookup;
+pub use lookup::{hash as hash_bytes, PieceKey};
 use pairs::PairTable;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -227,7 +227,13 @@ impl Vocab {
     /// The id of `bytes`, if they are a token.
     #[inline]
     pub fn rank(&self, bytes: &[u8]) -> Option<Rank> {
-        self.lookup.get(&self.tokens, bytes)
+        self.lookup.get(bytes)
+    }
+
+    /// [`Self::rank`] with the piece's key already computed (`PieceKey::of(bytes)`).
+    #[inline(always)]
+    pub fn rank_keyed(&self, bytes: &[u8], key: &PieceKey) -> Option<Rank> {
+        self.lookup.get_keyed(bytes, key)
     }
 
     /// Ids by token bytes.
