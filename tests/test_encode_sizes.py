@@ -1,5 +1,5 @@
 """Single calls on texts either side of the size up to which the core keeps the GIL
-(`SMALL_WORK` in src/py/enter.rs: 1 KiB of UTF-8): the same ids as the batch path, which
+(`SMALL_WORK` in src/py/enter.rs: 256 bytes of UTF-8): the same ids as the batch path, which
 always releases it, and as encoding the bytes."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from bytebpe import Tokenizer
 
-SMALL_WORK = 1024
+SMALL_WORK = 256
 BASE = "héllo wörld, the tokenizer's 123 <|eot|> ünïcode\n\n  x"
 
 

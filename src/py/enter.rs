@@ -65,9 +65,10 @@ where
 /// Inputs up to this many bytes are encoded or decoded with the GIL held: releasing and
 /// retaking it (and installing the interrupt check) costs about as much as encoding a few
 /// dozen bytes, more than the whole call for a short text, while work this small ends in
-/// microseconds, so holding the GIL delays other threads no longer than a Python
-/// statement does and leaves no time for a Ctrl-C to wait on.
-pub const SMALL_WORK: usize = 1 << 10;
+/// a few microseconds, so holding the GIL delays other threads no longer than a Python
+/// statement does and leaves no time for a Ctrl-C to wait on. Kept small: threads that
+/// encode texts above it still run in parallel, and there the release costs under 10%.
+pub const SMALL_WORK: usize = 256;
 
 /// [`detached_quiet`] for work on `len` bytes of input: small work runs as is, with the
 /// GIL held ([`SMALL_WORK`]); its errors map the same way.
