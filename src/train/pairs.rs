@@ -3,14 +3,10 @@
 //! reaches both. Ids of pairs that vanish are reused, so the arrays stay as long as the
 //! most pairs present at once.
 
-use smallvec::SmallVec;
-
+use super::arena::prefetch;
 use super::pair_ids::PairIds;
 use super::rewrite::Pair;
-
-/// The words a pair occurs in. Most pairs occur in a few words (about half in one), so
-/// up to 4 are held inline, in the 24 bytes a `Vec` takes: no allocation for most pairs.
-pub type WordList = SmallVec<[u32; 4]>;
+use super::word_lists::WordLists;
 
 /// Pair counts and occurrence lists, keyed by dense pair ids.
 #[derive(Default)]
@@ -21,7 +17,7 @@ pub struct PairIndex {
     counts: Vec<u64>,
     /// The words the pair with each id occurs in, ascending with no repeats when built,
     /// then appended in word order per merge (may hold words that lost the pair since).
-    words: Vec<WordList>,
+    words: WordLists,
     /// Ids free for reuse.
     free: Vec<u32>,
     /// The mark of each id: equal to `mark` when marked since the last `unmark_all`.
@@ -46,17 +42,30 @@ impl PairIndex {
             Some(id) => id,
             None => {
                 counts.push(0);
-                words.push(WordList::new());
+                words.push_empty();
                 marks.push(0);
                 (counts.len() - 1) as u32
             }
         })
     }
 
-    /// The current count of `pair` (0 if absent).
+    /// The current count of the pair with id `id`.
     #[inline]
-    pub fn count_of(&self, pair: Pair) -> u64 {
-        self.id(pair).map_or(0, |id| self.counts[id as usize])
+    pub fn count(&self, id: u32) -> u64 {
+        self.counts[id as usize]
+    }
+
+    /// A hint to fetch the count, mark and list header of the pair with id `id` ahead
+    /// of their use (no effect on results).
+    #[inline]
+    pub fn prefetch(&self, id: u32) {
+        if let (Some(count), Some(mark)) =
+            (self.counts.get(id as usize), self.marks.get(id as usize))
+        {
+            prefetch(std::ptr::from_ref(count).cast());
+            prefetch(std::ptr::from_ref(mark).cast());
+            self.words.prefetch_head(id);
+        }
     }
 
     /// Adds `n` occurrences in word `w` to the pair with id `id`; false (nothing changed)
@@ -85,10 +94,7 @@ impl PairIndex {
     /// Lists word `w` among those the pair with id `id` occurs in.
     #[inline]
     pub fn list(&mut self, id: u32, w: u32) {
-        let list = &mut self.words[id as usize];
-        if list.last() != Some(&w) {
-            list.push(w);
-        }
+        self.words.append(id, w);
     }
 
     /// Takes `n` occurrences from the pair with id `id`; returns the count left.
@@ -118,16 +124,16 @@ impl PairIndex {
         }
     }
 
-    /// Takes the word list of the pair with id `id`, leaving it empty.
-    pub fn take_words(&mut self, id: u32) -> WordList {
-        std::mem::take(&mut self.words[id as usize])
+    /// Moves the word list of the pair with id `id` into `out`, leaving it empty.
+    pub fn take_words(&mut self, id: u32, out: &mut Vec<u32>) {
+        self.words.take(id, out);
     }
 
     /// Forgets `pair` (id `id`) if its count is 0: no word holds it any more, so its word
     /// list is all stale; the id is free for the next new pair.
     pub fn drop_if_gone(&mut self, pair: Pair, id: u32) {
         if self.counts[id as usize] == 0 && self.ids.remove(pair).is_some() {
-            self.words[id as usize] = WordList::new();
+            self.words.clear(id);
             self.free.push(id);
         }
     }
@@ -218,6 +224,10 @@ impl NearIds {
 mod tests {
     use super::*;
 
+    fn count_of(index: &PairIndex, pair: Pair) -> u64 {
+        index.id(pair).map_or(0, |id| index.count(id))
+    }
+
     #[test]
     fn ids_are_reused_once_a_pair_is_gone() {
         let mut index = PairIndex::default();
@@ -225,12 +235,14 @@ mod tests {
         assert!(index.gain(a, 3, 0));
         assert!(index.gain(a, 1, 0));
         assert!(index.gain(a, 1, 4));
-        assert_eq!(index.count_of((1, 2)), 5);
-        assert_eq!(index.take_words(a).as_slice(), [0, 4]);
+        assert_eq!(count_of(&index, (1, 2)), 5);
+        let mut words = Vec::new();
+        index.take_words(a, &mut words);
+        assert_eq!(words, [0, 4]);
         assert_eq!(index.lose(a, 5), 0);
         index.drop_if_gone((1, 2), a);
         assert_eq!(index.id((1, 2)), None);
-        assert_eq!(index.count_of((1, 2)), 0);
+        assert_eq!(count_of(&index, (1, 2)), 0);
         assert_eq!(index.id_or_insert((7, 8)), a);
     }
 
@@ -274,6 +286,6 @@ mod tests {
         let a = index.id_or_insert((1, 2));
         assert!(index.gain(a, u64::MAX, 0));
         assert!(!index.gain(a, 1, 1));
-        assert_eq!(index.count_of((1, 2)), u64::MAX);
+        assert_eq!(count_of(&index, (1, 2)), u64::MAX);
     }
 }
