@@ -84,40 +84,49 @@ impl WordLists {
     /// Appends word `w` to list `id`, unless it is the last word there already.
     #[inline]
     pub fn append(&mut self, id: u32, w: u32) {
-        let head = self.heads[id as usize];
+        let head = &mut self.heads[id as usize];
         let len = head.len as usize;
-        match head.class {
-            IN_HEAD if len < INLINE => {
-                if len > 0 && head.data[len - 1] == w {
-                    return;
-                }
-                let head = &mut self.heads[id as usize];
+        if head.class == IN_HEAD && len < INLINE {
+            if len == 0 || head.data[len - 1] != w {
                 head.data[len] = w;
                 head.len += 1;
             }
+            return;
+        }
+        self.append_spilled(id, w);
+    }
+
+    /// [`WordLists::append`] to a list that is full in its header, in a block or huge.
+    fn append_spilled(&mut self, id: u32, w: u32) {
+        let head = self.heads[id as usize];
+        let len = head.len as usize;
+        match head.class {
+            IN_HEAD if head.data[INLINE - 1] == w => return,
+            IN_HEAD => {}
             HUGE => {
                 let list = &mut self.huge[head.data[0] as usize];
                 if list.last() != Some(&w) {
                     list.push(w);
                     self.heads[id as usize].len += 1;
                 }
+                return;
             }
-            _ => {
-                if self.get(id).last() == Some(&w) {
+            class => {
+                let start = head.start();
+                let (page, at) = (&mut self.pages[start / PAGE], start % PAGE);
+                if page[at + len - 1] == w {
                     return;
                 }
-                let full = head.class == IN_HEAD || SMALLEST << (head.class - 1) == len;
-                if full {
-                    self.grow(id);
-                    if self.heads[id as usize].class == HUGE {
-                        return self.append(id, w);
-                    }
+                if len < SMALLEST << (class - 1) {
+                    page[at + len] = w;
+                    self.heads[id as usize].len += 1;
+                    return;
                 }
-                let start = self.heads[id as usize].start() + len;
-                self.pages[start / PAGE][start % PAGE] = w;
-                self.heads[id as usize].len += 1;
             }
         }
+        // Full: moved to a larger block (or a vector), where `w` then fits.
+        self.grow(id);
+        self.append(id, w);
     }
 
     /// Moves full list `id` to a block twice its size (or of the smallest size, from its
