@@ -183,7 +183,7 @@ impl WordsMut<'_> {
 
 /// A prefetch hint for the cache line at `p` (nothing on other targets).
 #[inline(always)]
-pub(super) fn prefetch(p: *const i8) {
+fn prefetch(p: *const i8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing the program sees and cannot fault, whatever the
     // address; `p` is in bounds of a live allocation anyway. SSE is part of x86_64.

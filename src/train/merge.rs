@@ -76,16 +76,14 @@ struct Merger {
     near: NearIds,
     /// The rewrite of the current merge (buffers kept from merge to merge).
     rewritten: Rewritten,
-    /// The words listed for the merged pair, then the ids of the pairs one chunk's
-    /// rewrite changed; the pairs a merge took to zero and the pairs it raised, with
-    /// their ids (all kept from merge to merge).
+    /// The words listed for the merged pair, the pairs a merge took to zero and the
+    /// pairs it raised, with their ids (all kept from merge to merge).
     scratch: Scratch,
 }
 
 #[derive(Default)]
 struct Scratch {
     listed: Vec<u32>,
-    ids: Vec<u32>,
     gone: Vec<(Pair, u32)>,
     risen: Vec<(Pair, u32)>,
 }
@@ -257,8 +255,8 @@ impl Merger {
         None
     }
 
-    /// Replaces `pair` (id `merged_id`) by `token` in every word that has it, left to right without
-    /// overlap, and updates the pair counts by the exact difference.
+    /// Replaces `pair` (id `merged_id`) by `token` in every word that has it, left to
+    /// right without overlap, and updates the pair counts by the exact difference.
     ///
     /// Words are rewritten in parallel chunks when there are many (early merges touch
     /// most words); the chunks' results are applied in word order, so the result is the
@@ -266,7 +264,7 @@ impl Merger {
     /// passes u64 during the gains only if its final value does.
     fn merge(&mut self, pair: Pair, merged_id: u32, token: Rank) -> Result<()> {
         self.near.forget();
-        let Scratch { listed: mut word_ids, mut ids, mut gone, mut risen } =
+        let Scratch { listed: mut word_ids, mut gone, mut risen } =
             std::mem::take(&mut self.scratch);
         self.pairs.take_words(merged_id, &mut word_ids);
         // A list is appended in word order by each merge that adds to it, so many lists
@@ -302,18 +300,12 @@ impl Merger {
             rewrite(&mut self.words.all_mut(), &word_ids, is_long, pair, token, &mut single);
             std::slice::from_ref(&single)
         };
-        // Each chunk's changes take two passes: the ids first, each pair's count (and list
-        // and mark, for a gain) fetched as soon as its id is known, then the changes. The
-        // pairs a merge changes lie scattered over arrays of millions, and waiting for each
-        // in turn was most of the cost of applying them. Ids come in the same order as in
-        // one pass, so they are the same.
         for out in chunks {
             // Each occurrence merged shortened its word by one token.
             if self.pairs.lose(merged_id, out.merged) == 0 {
                 gone.push((pair, merged_id));
             }
-            ids.clear();
-            for &(p, _) in &out.lost {
+            for &(p, n) in &out.lost {
                 // Every loss but the merged pair's is (x, a) or (b, y) for a merge of (a, b).
                 let pairs = &self.pairs;
                 let id = match p {
@@ -326,10 +318,6 @@ impl Merger {
                 let id = id.ok_or_else(|| {
                     Error::Corrupt(format!("a word loses the pair {p:?}, which is not counted"))
                 })?;
-                self.pairs.prefetch(id);
-                ids.push(id);
-            }
-            for (&(p, n), &id) in out.lost.iter().zip(&ids) {
                 if self.pairs.lose(id, n) == 0 {
                     gone.push((p, id));
                 }
@@ -345,8 +333,7 @@ impl Merger {
             }
         }
         for out in chunks {
-            ids.clear();
-            for &(p, _) in &out.gained {
+            for &(p, w) in &out.gained {
                 // (x, token) or (token, y).
                 let (side, other) = match p {
                     (x, t) if t == token => (Side::GainedLeft, x),
@@ -354,10 +341,6 @@ impl Merger {
                 };
                 let pairs = &mut self.pairs;
                 let id = self.near.id(side, other, || pairs.id_or_insert(p));
-                self.pairs.prefetch(id);
-                ids.push(id);
-            }
-            for (&(p, w), &id) in out.gained.iter().zip(&ids) {
                 if !self.pairs.gain(id, self.words.count(w), w) {
                     return Err(self.overflow(p));
                 }
@@ -395,7 +378,7 @@ impl Merger {
         gone.clear();
         risen.clear();
         self.pairs.unmark_all();
-        self.scratch = Scratch { listed: word_ids, ids, gone, risen };
+        self.scratch = Scratch { listed: word_ids, gone, risen };
         Ok(())
     }
 }

@@ -3,7 +3,6 @@
 //! reaches both. Ids of pairs that vanish are reused, so the arrays stay as long as the
 //! most pairs present at once.
 
-use super::arena::prefetch;
 use super::pair_ids::PairIds;
 use super::rewrite::Pair;
 use super::word_lists::WordLists;
@@ -53,19 +52,6 @@ impl PairIndex {
     #[inline]
     pub fn count(&self, id: u32) -> u64 {
         self.counts[id as usize]
-    }
-
-    /// A hint to fetch the count, mark and list header of the pair with id `id` ahead
-    /// of their use (no effect on results).
-    #[inline]
-    pub fn prefetch(&self, id: u32) {
-        if let (Some(count), Some(mark)) =
-            (self.counts.get(id as usize), self.marks.get(id as usize))
-        {
-            prefetch(std::ptr::from_ref(count).cast());
-            prefetch(std::ptr::from_ref(mark).cast());
-            self.words.prefetch_head(id);
-        }
     }
 
     /// Adds `n` occurrences in word `w` to the pair with id `id`; false (nothing changed)

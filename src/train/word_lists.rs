@@ -73,14 +73,6 @@ impl WordLists {
         }
     }
 
-    /// A hint to fetch list `id`'s header ahead of its use (no effect on results).
-    #[inline]
-    pub fn prefetch_head(&self, id: u32) {
-        if let Some(head) = self.heads.get(id as usize) {
-            super::arena::prefetch(std::ptr::from_ref(head).cast());
-        }
-    }
-
     /// Appends word `w` to list `id`, unless it is the last word there already.
     #[inline]
     pub fn append(&mut self, id: u32, w: u32) {
