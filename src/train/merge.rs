@@ -377,11 +377,18 @@ impl Merger {
         }
         gone.clear();
         risen.clear();
+        // The list of a large merge is not kept (early merges list most words).
+        if word_ids.capacity() > KEPT_LIST {
+            word_ids = Vec::new();
+        }
         self.pairs.unmark_all();
         self.scratch = Scratch { listed: word_ids, gone, risen };
         Ok(())
     }
 }
+
+/// The most words of a merged pair's list whose buffer is kept for the next merge.
+const KEPT_LIST: usize = 1 << 16;
 
 /// Merges touching at least this many distinct words rewrite them in parallel. Below it
 /// the hand-off costs more than it saves (measured on 100 MB of code: no gain at 2,048

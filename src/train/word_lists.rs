@@ -2,18 +2,19 @@
 //!
 //! A pair's list holds up to 4 words in its 24-byte header (about half of all pairs occur
 //! in one word), and longer ones in a block of the pool: blocks of 8, 16, 32, ... words,
-//! carved from 4 MiB pages, and a block a list leaves (it grew, it was merged, its pair
+//! carved from 256 KiB pages, and a block a list leaves (it grew, it was merged, its pair
 //! went) is kept on a free list of its size for the next list of that size. So a list
 //! that grows costs a copy into the next block, never an allocator call (a `SmallVec` per
 //! list called `realloc` at every doubling and `free` at every merge). Lists longer than a
-//! page (the top pairs of a large corpus) get a vector of their own.
+//! page (the few top pairs) get a vector of their own, which goes back to the system when
+//! the pair is merged, as a large block kept in the pool would not.
 
 /// Words held in a list's header.
 const INLINE: usize = 4;
 /// Words in the smallest block; block class `c` holds `SMALLEST << c`.
 const SMALLEST: usize = 8;
-/// Words in a page of the pool (4 MiB); the largest block fills one.
-const PAGE: usize = 1 << 20;
+/// Words in a page of the pool (256 KiB); the largest block fills one.
+const PAGE: usize = 1 << 16;
 /// Block classes: 8, 16, ..., `PAGE` words.
 const CLASSES: usize = (PAGE / SMALLEST).trailing_zeros() as usize + 1;
 /// `Head::class` of a list held in its header.
