@@ -6,7 +6,7 @@
 //! the length encoding both use), `prune.rs` and [`budget`] keep it inside a memory
 //! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
 //! `candidate.rs` its heap (the tie-break rule), `order.rs` the tokens' byte-order labels the heap compares, `arena.rs` its words, `pairs.rs` its
-//! pair counts and occurrence lists (the lists pooled by `word_lists.rs`), `rewrite.rs` the word rewriting of one merge,
+//! pair counts and occurrence lists, `rewrite.rs` the word rewriting of one merge,
 //! `long.rs` the same for long words, by position; [`warm`] starts from an existing
 //! tokenizer.
 
@@ -31,7 +31,6 @@ mod table;
 mod varint;
 pub mod warm;
 mod word_hash;
-mod word_lists;
 mod words;
 
 pub use budget::Budget;

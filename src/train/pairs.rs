@@ -3,9 +3,14 @@
 //! reaches both. Ids of pairs that vanish are reused, so the arrays stay as long as the
 //! most pairs present at once.
 
+use smallvec::SmallVec;
+
 use super::pair_ids::PairIds;
 use super::rewrite::Pair;
-use super::word_lists::WordLists;
+
+/// The words a pair occurs in. Most pairs occur in a few words (about half in one), so
+/// up to 4 are held inline, in the 24 bytes a `Vec` takes: no allocation for most pairs.
+pub type WordList = SmallVec<[u32; 4]>;
 
 /// Pair counts and occurrence lists, keyed by dense pair ids.
 #[derive(Default)]
@@ -16,7 +21,7 @@ pub struct PairIndex {
     counts: Vec<u64>,
     /// The words the pair with each id occurs in, ascending with no repeats when built,
     /// then appended in word order per merge (may hold words that lost the pair since).
-    words: WordLists,
+    words: Vec<WordList>,
     /// Ids free for reuse.
     free: Vec<u32>,
     /// The mark of each id: equal to `mark` when marked since the last `unmark_all`.
@@ -41,7 +46,7 @@ impl PairIndex {
             Some(id) => id,
             None => {
                 counts.push(0);
-                words.push_empty();
+                words.push(WordList::new());
                 marks.push(0);
                 (counts.len() - 1) as u32
             }
@@ -80,7 +85,10 @@ impl PairIndex {
     /// Lists word `w` among those the pair with id `id` occurs in.
     #[inline]
     pub fn list(&mut self, id: u32, w: u32) {
-        self.words.append(id, w);
+        let list = &mut self.words[id as usize];
+        if list.last() != Some(&w) {
+            list.push(w);
+        }
     }
 
     /// Takes `n` occurrences from the pair with id `id`; returns the count left.
@@ -110,16 +118,19 @@ impl PairIndex {
         }
     }
 
-    /// Moves the word list of the pair with id `id` into `out`, leaving it empty.
+    /// Copies the word list of the pair with id `id` into `out` (replacing what it held)
+    /// and leaves the list empty.
     pub fn take_words(&mut self, id: u32, out: &mut Vec<u32>) {
-        self.words.take(id, out);
+        let list = std::mem::take(&mut self.words[id as usize]);
+        out.clear();
+        out.extend_from_slice(&list);
     }
 
     /// Forgets `pair` (id `id`) if its count is 0: no word holds it any more, so its word
     /// list is all stale; the id is free for the next new pair.
     pub fn drop_if_gone(&mut self, pair: Pair, id: u32) {
         if self.counts[id as usize] == 0 && self.ids.remove(pair).is_some() {
-            self.words.clear(id);
+            self.words[id as usize] = WordList::new();
             self.free.push(id);
         }
     }
