@@ -76,17 +76,13 @@ struct Merger {
     near: NearIds,
     /// The rewrite of the current merge (buffers kept from merge to merge).
     rewritten: Rewritten,
-    /// The words listed for the merged pair, the pairs a merge took to zero and the
-    /// pairs it raised, with their ids (all kept from merge to merge).
-    scratch: Scratch,
+    /// The pairs a merge took to zero and the pairs it raised, with their ids (kept from
+    /// merge to merge).
+    scratch: (Vec<PairId>, Vec<PairId>),
 }
 
-#[derive(Default)]
-struct Scratch {
-    listed: Vec<u32>,
-    gone: Vec<(Pair, u32)>,
-    risen: Vec<(Pair, u32)>,
-}
+/// A pair and its id in the pair index.
+type PairId = (Pair, u32);
 
 /// Trains on `words` (token ids of `growth`, count), growing `growth`. Returns it grown
 /// and the merge log of the new merges.
@@ -264,9 +260,7 @@ impl Merger {
     /// passes u64 during the gains only if its final value does.
     fn merge(&mut self, pair: Pair, merged_id: u32, token: Rank) -> Result<()> {
         self.near.forget();
-        let Scratch { listed: mut word_ids, mut gone, mut risen } =
-            std::mem::take(&mut self.scratch);
-        self.pairs.take_words(merged_id, &mut word_ids);
+        let mut word_ids = self.pairs.take_words(merged_id);
         // A list is appended in word order by each merge that adds to it, so many lists
         // (all those one merge made) are sorted already.
         if !word_ids.windows(2).all(|p| p[0] <= p[1]) {
@@ -300,6 +294,7 @@ impl Merger {
             rewrite(&mut self.words.all_mut(), &word_ids, is_long, pair, token, &mut single);
             std::slice::from_ref(&single)
         };
+        let (mut gone, mut risen) = std::mem::take(&mut self.scratch);
         for out in chunks {
             // Each occurrence merged shortened its word by one token.
             if self.pairs.lose(merged_id, out.merged) == 0 {
@@ -377,18 +372,11 @@ impl Merger {
         }
         gone.clear();
         risen.clear();
-        // The list of a large merge is not kept (early merges list most words).
-        if word_ids.capacity() > KEPT_LIST {
-            word_ids = Vec::new();
-        }
         self.pairs.unmark_all();
-        self.scratch = Scratch { listed: word_ids, gone, risen };
+        self.scratch = (gone, risen);
         Ok(())
     }
 }
-
-/// The most words of a merged pair's list whose buffer is kept for the next merge.
-const KEPT_LIST: usize = 1 << 16;
 
 /// Merges touching at least this many distinct words rewrite them in parallel. Below it
 /// the hand-off costs more than it saves (measured on 100 MB of code: no gain at 2,048

@@ -118,12 +118,9 @@ impl PairIndex {
         }
     }
 
-    /// Copies the word list of the pair with id `id` into `out` (replacing what it held)
-    /// and leaves the list empty.
-    pub fn take_words(&mut self, id: u32, out: &mut Vec<u32>) {
-        let list = std::mem::take(&mut self.words[id as usize]);
-        out.clear();
-        out.extend_from_slice(&list);
+    /// Takes the word list of the pair with id `id`, leaving it empty.
+    pub fn take_words(&mut self, id: u32) -> WordList {
+        std::mem::take(&mut self.words[id as usize])
     }
 
     /// Forgets `pair` (id `id`) if its count is 0: no word holds it any more, so its word
@@ -233,9 +230,7 @@ mod tests {
         assert!(index.gain(a, 1, 0));
         assert!(index.gain(a, 1, 4));
         assert_eq!(count_of(&index, (1, 2)), 5);
-        let mut words = Vec::new();
-        index.take_words(a, &mut words);
-        assert_eq!(words, [0, 4]);
+        assert_eq!(index.take_words(a).as_slice(), [0, 4]);
         assert_eq!(index.lose(a, 5), 0);
         index.drop_if_gone((1, 2), a);
         assert_eq!(index.id((1, 2)), None);
