@@ -24,10 +24,25 @@ const ARITY: usize = 4;
 pub const CANDIDATE_BYTES: u64 = std::mem::size_of::<Candidate>() as u64;
 
 /// A d-ary max-heap of candidates.
+///
+/// Entry `i` of the heap sits at slot `i + ARITY - 1` of an array of cache lines, so the
+/// children of entry `i` (`ARITY * i + 1` on) fill line `i + 1` exactly: a sift reads one
+/// line per level. In a plain array of 16-byte entries each group of children starts 16
+/// bytes into a line and spans two.
 #[derive(Default)]
 pub struct Candidates {
-    heap: Vec<Candidate>,
+    lines: Vec<Line>,
+    /// Entries held.
+    len: usize,
 }
+
+/// `ARITY` entries, one cache line.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Line([Candidate; ARITY]);
+
+/// What the slots before the root and past the last entry hold (never read as an entry).
+const UNUSED: Candidate = Candidate { count: 0, pair: (0, 0) };
 
 /// What ties are broken by: the tokens and their byte order.
 #[derive(Clone, Copy)]
@@ -47,10 +62,15 @@ fn before(a: &Candidate, b: &Candidate, order: Order<'_>) -> bool {
 }
 
 impl Candidates {
-    /// The heap of `entries` (built in linear time).
-    pub fn of(entries: Vec<Candidate>, order: Order<'_>) -> Self {
-        let mut heap = Self { heap: entries };
-        let n = heap.heap.len();
+    /// The heap of `entries` (built in linear time, with no copy of them on the way).
+    pub fn of(entries: impl Iterator<Item = Candidate>, order: Order<'_>) -> Self {
+        let mut heap = Self::default();
+        let (least, _) = entries.size_hint();
+        heap.lines.reserve(least.div_ceil(ARITY) + 1);
+        for entry in entries {
+            heap.append(entry);
+        }
+        let n = heap.len;
         if n > 1 {
             for i in (0..=(n - 2) / ARITY).rev() {
                 heap.sift_down(i, order);
@@ -59,54 +79,79 @@ impl Candidates {
         heap
     }
 
+    #[inline(always)]
+    fn get(&self, i: usize) -> Candidate {
+        let slot = i + ARITY - 1;
+        self.lines[slot / ARITY].0[slot % ARITY]
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize, entry: Candidate) {
+        let slot = i + ARITY - 1;
+        self.lines[slot / ARITY].0[slot % ARITY] = entry;
+    }
+
+    /// Puts `entry` past the last one, where it may not belong yet.
+    fn append(&mut self, entry: Candidate) {
+        // The new entry's slot is the first of a line not there yet.
+        let slot = self.len + ARITY - 1;
+        if slot / ARITY == self.lines.len() {
+            self.lines.push(Line([UNUSED; ARITY]));
+        }
+        self.len += 1;
+        self.set(self.len - 1, entry);
+    }
+
     pub fn push(&mut self, entry: Candidate, order: Order<'_>) {
-        let mut i = self.heap.len();
-        self.heap.push(entry);
+        let mut i = self.len;
+        self.append(entry);
         while i > 0 {
             let parent = (i - 1) / ARITY;
-            if !before(&entry, &self.heap[parent], order) {
+            let above = self.get(parent);
+            if !before(&entry, &above, order) {
                 break;
             }
-            self.heap[i] = self.heap[parent];
+            self.set(i, above);
             i = parent;
         }
-        self.heap[i] = entry;
+        self.set(i, entry);
     }
 
     /// Takes the entry merged first.
     pub fn pop(&mut self, order: Order<'_>) -> Option<Candidate> {
-        let last = self.heap.pop()?;
-        if self.heap.is_empty() {
-            return Some(last);
+        let top = *self.peek()?;
+        self.len -= 1;
+        if self.len > 0 {
+            self.set(0, self.get(self.len));
+            self.sift_down(0, order);
         }
-        let top = std::mem::replace(&mut self.heap[0], last);
-        self.sift_down(0, order);
         Some(top)
     }
 
     /// The entry merged first, if any.
     pub fn peek(&self) -> Option<&Candidate> {
-        self.heap.first()
+        (self.len > 0).then(|| &self.lines[0].0[ARITY - 1])
     }
 
     /// Replaces the entry merged first by `entry`, which must not come before it (a
     /// stale entry's lower count): one sift instead of a pop and a push.
     pub fn replace_top(&mut self, entry: Candidate, order: Order<'_>) {
         debug_assert!(self.peek().is_some_and(|top| !before(&entry, top, order)));
-        self.heap[0] = entry;
+        self.set(0, entry);
         self.sift_down(0, order);
     }
 
     /// Moves the entry at `i` down to its place.
     fn sift_down(&mut self, mut i: usize, order: Order<'_>) {
-        let n = self.heap.len();
-        let entry = self.heap[i];
+        let n = self.len;
+        let entry = self.get(i);
         loop {
             let first = i * ARITY + 1;
             if first >= n {
                 break;
             }
-            let children = &self.heap[first..(first + ARITY).min(n)];
+            // The children of `i` are line `i + 1`.
+            let children = &self.lines[i + 1].0[..(n - first).min(ARITY)];
             let (mut best, mut best_entry) = (0, children[0]);
             for (k, child) in children.iter().enumerate().skip(1) {
                 if before(child, &best_entry, order) {
@@ -116,10 +161,10 @@ impl Candidates {
             if !before(&best_entry, &entry, order) {
                 break;
             }
-            self.heap[i] = best_entry;
+            self.set(i, best_entry);
             i = first + best;
         }
-        self.heap[i] = entry;
+        self.set(i, entry);
     }
 }
 
@@ -152,14 +197,14 @@ mod tests {
                 (bytes(a.pair.0), bytes(a.pair.1)).cmp(&(bytes(b.pair.0), bytes(b.pair.1)))
             })
         });
-        let mut built = Candidates::of(entries.clone(), order);
+        let mut built = Candidates::of(entries.iter().copied(), order);
         let mut pushed = Candidates::default();
         for &e in &entries {
             pushed.push(e, order);
         }
         // Replacing the top by a lower entry equals popping it and pushing that one.
-        let mut replaced = Candidates::of(entries.clone(), order);
-        let mut popped_pushed = Candidates::of(entries.clone(), order);
+        let mut replaced = Candidates::of(entries.iter().copied(), order);
+        let mut popped_pushed = Candidates::of(entries.iter().copied(), order);
         for _ in 0..100 {
             let top = *replaced.peek().unwrap();
             let lower = Candidate { count: top.count.saturating_sub(1), pair: top.pair };

@@ -76,9 +76,13 @@ struct Merger {
     near: NearIds,
     /// The rewrite of the current merge (buffers kept from merge to merge).
     rewritten: Rewritten,
-    /// The pairs a merge took to zero and the pairs it raised (kept from merge to merge).
-    scratch: (Vec<(Pair, u32)>, Vec<Pair>),
+    /// The pairs a merge took to zero and the pairs it raised, with their ids (kept from
+    /// merge to merge).
+    scratch: (Vec<PairId>, Vec<PairId>),
 }
+
+/// A pair and its id in the pair index.
+type PairId = (Pair, u32);
 
 /// Trains on `words` (token ids of `growth`, count), growing `growth`. Returns it grown
 /// and the merge log of the new merges.
@@ -102,7 +106,7 @@ pub fn train(
     let mut reported = replay.len();
     let mut last_report = Instant::now();
     while created < stop.new_tokens {
-        let Some((pair, count)) = merger.pop_best() else {
+        let Some((pair, count, id)) = merger.pop_best() else {
             break;
         };
         if count < stop.min_frequency {
@@ -115,7 +119,7 @@ pub fn train(
         if joined.is_new {
             merger.order.add(token, &merger.growth);
         }
-        merger.merge(pair, token)?;
+        merger.merge(pair, id, token)?;
         created += usize::from(joined.is_new);
         let record = MergeRecord { left: pair.0, right: pair.1, token, count };
         if let Some(expected) = replay.get(merges.len()) {
@@ -196,8 +200,7 @@ impl Merger {
         let floor = self.floor;
         let entries = (self.pairs.counts())
             .filter(|&(_, count)| count >= floor)
-            .map(|(pair, count)| Candidate { count, pair })
-            .collect();
+            .map(|(pair, count)| Candidate { count, pair });
         self.heap = Candidates::of(entries, Order { keys: &self.order, tokens: &self.growth });
         Ok(())
     }
@@ -218,24 +221,25 @@ impl Merger {
         self.heap.push(Candidate { count, pair }, order);
     }
 
-    /// The pair to merge next and its count.
+    /// The pair to merge next, its count and its id.
     ///
     /// Invariant: every pair with a count at or above the floor has a heap entry whose
     /// count is at least the current one (entries are pushed whenever a count rises to or
     /// above the floor, and counts only fall otherwise). So an entry whose count is
     /// current is the true maximum; when none is left, every count is below the floor
     /// and training stops, as it would on popping a count below `min_frequency`.
-    fn pop_best(&mut self) -> Option<(Pair, u64)> {
+    fn pop_best(&mut self) -> Option<(Pair, u64, u32)> {
         while let Some(&top) = self.heap.peek() {
             let order = Order { keys: &self.order, tokens: &self.growth };
-            let current = self.pairs.count_of(top.pair);
-            match current.cmp(&top.count) {
-                Ordering::Equal => {
+            let id = self.pairs.id(top.pair);
+            let current = id.map_or(0, |id| self.pairs.count(id));
+            match (current.cmp(&top.count), id) {
+                (Ordering::Equal, Some(id)) => {
                     self.heap.pop(order);
-                    return Some((top.pair, current));
+                    return Some((top.pair, current, id));
                 }
                 // Stale: requeued with the current count, in place.
-                Ordering::Less if current >= self.floor => {
+                (Ordering::Less, _) if current >= self.floor => {
                     self.heap.replace_top(Candidate { count: current, pair: top.pair }, order);
                 }
                 // Below the floor, or risen (a fresher entry for this pair is queued).
@@ -247,17 +251,14 @@ impl Merger {
         None
     }
 
-    /// Replaces `pair` by `token` in every word that has it, left to right without
-    /// overlap, and updates the pair counts by the exact difference.
+    /// Replaces `pair` (id `merged_id`) by `token` in every word that has it, left to
+    /// right without overlap, and updates the pair counts by the exact difference.
     ///
     /// Words are rewritten in parallel chunks when there are many (early merges touch
     /// most words); the chunks' results are applied in word order, so the result is the
     /// same for any thread count. All losses are applied before any gain, so a count
     /// passes u64 during the gains only if its final value does.
-    fn merge(&mut self, pair: Pair, token: Rank) -> Result<()> {
-        let Some(merged_id) = self.pairs.id(pair) else {
-            return Err(Error::Corrupt(format!("the pair {pair:?} to merge is not counted")));
-        };
+    fn merge(&mut self, pair: Pair, merged_id: u32, token: Rank) -> Result<()> {
         self.near.forget();
         let mut word_ids = self.pairs.take_words(merged_id);
         // A list is appended in word order by each merge that adds to it, so many lists
@@ -271,12 +272,14 @@ impl Merger {
         // The long words are merged above; the rewrite skips them.
         let long_words = &self.long;
         let is_long = |w: u32| long_words.contains(w);
-        let chunks: Vec<Rewritten> = if word_ids.len() >= PARALLEL_WORDS && self.threads > 1 {
+        let mut single = std::mem::take(&mut self.rewritten);
+        let parallel: Vec<Rewritten>;
+        let chunks: &[Rewritten] = if word_ids.len() >= PARALLEL_WORDS && self.threads > 1 {
             // Each chunk's words are a run of the arena of their own, rewritten in place.
             let chunk = word_ids.len().div_ceil(self.threads * 4);
             let cuts: Vec<u32> = word_ids.chunks(chunk).skip(1).map(|ids| ids[0]).collect();
             let runs = self.words.runs_mut(&cuts);
-            parallel::pool(Some(self.threads)).install(|| {
+            parallel = parallel::pool(Some(self.threads)).install(|| {
                 runs.into_par_iter()
                     .zip(word_ids.par_chunks(chunk))
                     .map(|(mut run, ids)| {
@@ -285,14 +288,14 @@ impl Merger {
                         out
                     })
                     .collect()
-            })
+            });
+            &parallel
         } else {
-            let mut out = std::mem::take(&mut self.rewritten);
-            rewrite(&mut self.words.all_mut(), &word_ids, is_long, pair, token, &mut out);
-            vec![out]
+            rewrite(&mut self.words.all_mut(), &word_ids, is_long, pair, token, &mut single);
+            std::slice::from_ref(&single)
         };
         let (mut gone, mut risen) = std::mem::take(&mut self.scratch);
-        for out in &chunks {
+        for out in chunks {
             // Each occurrence merged shortened its word by one token.
             if self.pairs.lose(merged_id, out.merged) == 0 {
                 gone.push((pair, merged_id));
@@ -324,7 +327,7 @@ impl Merger {
                 gone.push((p, id));
             }
         }
-        for out in &chunks {
+        for out in chunks {
             for &(p, w) in &out.gained {
                 // (x, token) or (token, y).
                 let (side, other) = match p {
@@ -337,7 +340,7 @@ impl Merger {
                     return Err(self.overflow(p));
                 }
                 if self.pairs.mark(id) {
-                    risen.push(p);
+                    risen.push((p, id));
                 }
             }
         }
@@ -349,7 +352,7 @@ impl Merger {
                     return Err(self.overflow(p));
                 }
                 if self.pairs.mark(id) {
-                    risen.push(p);
+                    risen.push((p, id));
                 }
             }
             for &(p, w) in &changes.words {
@@ -360,12 +363,11 @@ impl Merger {
         for &(p, id) in &gone {
             self.pairs.drop_if_gone(p, id);
         }
-        if let Some(out) = chunks.into_iter().next() {
-            self.rewritten = out;
-        }
+        self.rewritten = single;
         // Each pair once, in the order first gained (word order: the same for any threads).
-        for &p in &risen {
-            let count = self.pairs.count_of(p);
+        // A risen pair's count is above 0, so its id was not freed above.
+        for &(p, id) in &risen {
+            let count = self.pairs.count(id);
             self.push(p, count);
         }
         gone.clear();
