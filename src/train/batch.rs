@@ -63,6 +63,19 @@ impl Items {
 }
 
 impl WordCounter {
+    /// Counts segments in parallel (whole documents, or parts of documents read in chunks); on error nothing of them is counted.
+    pub(super) fn count_segments(
+        &mut self,
+        segments: &[Segment<'_>],
+        first_index: u64,
+        threads: Option<usize>,
+    ) -> Result<()> {
+        let weights: Vec<(usize, bool)> = segments.iter().map(|s| (s.data.len(), s.ends)).collect();
+        let items =
+            Items::new(&weights, first_index, parallel::pool(threads).current_num_threads());
+        self.count_items(&items, threads, |_| Ok(()), |j| segments[j])
+    }
+
     /// Counts the segments of `items` (segment `j` is `segment(j)`, readable once
     /// `prepare` was called for its item: `prepare(i)` runs on the calling thread, for
     /// each item in order, before any worker reads it). On error nothing of the batch is

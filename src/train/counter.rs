@@ -2,7 +2,6 @@
 //! loss ledger and the input's fingerprint. Under a memory budget, batches are cut at
 //! checkpoints and the table pruned there (`checkpoints.rs`).
 
-use super::batch::Items;
 use super::budget::Budget;
 use super::snapshot;
 use super::sorted_words::SortedWords;
@@ -12,7 +11,6 @@ use crate::document::{Document, Segment};
 use crate::error::Result;
 use crate::fingerprint::{Fingerprinter, EMPTY_FINGERPRINT};
 use crate::ledger::Ledger;
-use crate::parallel;
 use crate::pretokenize::Pattern;
 use crate::special::SpecialTokens;
 
@@ -169,19 +167,6 @@ impl WordCounter {
             return self.count_segments(segments, first_index, threads);
         };
         self.count_at_checkpoints(segments, first_index, every, threads)
-    }
-
-    /// Counts segments in parallel (see `batch.rs`); on error nothing of them is counted.
-    pub(super) fn count_segments(
-        &mut self,
-        segments: &[Segment<'_>],
-        first_index: u64,
-        threads: Option<usize>,
-    ) -> Result<()> {
-        let weights: Vec<(usize, bool)> = segments.iter().map(|s| (s.data.len(), s.ends)).collect();
-        let items =
-            Items::new(&weights, first_index, parallel::pool(threads).current_num_threads());
-        self.count_items(&items, threads, |_| Ok(()), |j| segments[j])
     }
 
     /// Adds a pre-counted word (not pre-tokenized).
