@@ -51,13 +51,27 @@ class Server:
                 out = self.proc.stdout.read() if self.proc.stdout else b""
                 raise RuntimeError(f"server exited with {self.proc.returncode}: {out.decode()}")
             try:
-                if httpx.get(self.url + "/readyz", timeout=1.0).status_code == 200:
+                # /readyz answers as soon as one worker is up: wait for every worker, or a
+                # test that changes the file next races the workers still loading it.
+                if (httpx.get(self.url + "/readyz", timeout=1.0).status_code == 200
+                        and (self.workers == 1 or len(self.worker_pids()) >= self.workers)):
                     return self
             except httpx.TransportError:
                 pass
             time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"server not ready within {self.startup} s: {self.log.decode()}")
+
+    @property
+    def workers(self) -> int:
+        """The worker processes asked for on the command line (1 unless `--workers N`)."""
+        args = list(self.args)
+        return int(args[args.index("--workers") + 1]) if "--workers" in args else 1
+
+    def worker_pids(self) -> set[str]:
+        """The workers that have loaded a vocabulary (each publishes its gauge by pid)."""
+        return {dict(ls).get("pid", "") for name, ls in scrape(self.url)
+                if name == "bytebpe_vocab_merges"}
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
         self.stop()
