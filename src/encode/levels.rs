@@ -100,7 +100,7 @@ pub(super) fn merge_by_levels(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) 
     let mut live = vec![true; n];
     let mut pending = Pending::new();
     for i in 0..n - 1 {
-        if let Some(rank) = vocab.pair_rank(token[i], token[i + 1]) {
+        if let Some(rank) = vocab.join_parts(token[i], token[i + 1]) {
             pending.add(rank, i as u32);
         }
     }
@@ -127,7 +127,7 @@ pub(super) fn merge_by_levels(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) 
         let right = next[left] as usize;
         // Stale unless the part at `left` still joins its neighbour into `rank` (then it
         // is the same merge: equal rank means equal bytes).
-        if !live[left] || right >= n || vocab.pair_rank(token[left], token[right]) != Some(rank) {
+        if !live[left] || right >= n || vocab.join_parts(token[left], token[right]) != Some(rank) {
             continue;
         }
         live[right] = false;
@@ -136,13 +136,13 @@ pub(super) fn merge_by_levels(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) 
         token[left] = rank;
         if (end as usize) < n {
             prev[end as usize] = left as u32;
-            if let Some(r) = vocab.pair_rank(rank, token[end as usize]) {
+            if let Some(r) = vocab.join_parts(rank, token[end as usize]) {
                 pending.add(r, left as u32);
             }
         }
         let before = prev[left];
         if before != NONE {
-            if let Some(r) = vocab.pair_rank(token[before as usize], rank) {
+            if let Some(r) = vocab.join_parts(token[before as usize], rank) {
                 pending.add(r, before);
             }
         }

@@ -81,7 +81,7 @@ fn encode_short(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
         [b] => out.push(vocab.byte_rank(b)),
         [a, b] => {
             let (a, b) = (vocab.byte_rank(a), vocab.byte_rank(b));
-            match vocab.pair_rank(a, b) {
+            match vocab.join_parts(a, b) {
                 Some(rank) => out.push(rank),
                 None => out.extend([a, b]),
             }
@@ -158,7 +158,7 @@ fn merge_by_min_portable<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut 
         next[i] = (i + 1) as u8;
         prev[i] = (i as u8).wrapping_sub(1);
     }
-    let key_of = |l: Rank, r: Rank, at: usize| match vocab.pair_rank(l, r) {
+    let key_of = |l: Rank, r: Rank, at: usize| match vocab.join_parts(l, r) {
         Some(rank) => (rank << shift | at as u32) as i32,
         None => i32::MAX,
     };
@@ -214,7 +214,7 @@ fn merge_by_scan<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank
         token[i] = vocab.byte_rank(b);
         next[i] = (i + 1) as u8;
     }
-    let joined = |l: Rank, r: Rank| vocab.pair_rank(l, r).unwrap_or(Rank::MAX);
+    let joined = |l: Rank, r: Rank| vocab.join_parts(l, r).unwrap_or(Rank::MAX);
     for i in 0..n - 1 {
         join[i] = joined(token[i], token[i + 1]);
     }

@@ -52,7 +52,8 @@ pub(super) fn pair_table(
         }
     }
     // Sized once, so the table is as small (cache-friendly) as its load factor allows.
-    let mut table = PairTable::with_capacity_interruptible(kept.len() + to_check.len())?;
+    let mut table =
+        PairTable::with_capacity_interruptible(kept.len() + to_check.len(), tokens.len())?;
     // A vocabulary with a split at every byte of long tokens has tens of millions.
     for chunk in kept.chunks(1 << 12) {
         interrupt::step(chunk.len())?;
@@ -81,7 +82,7 @@ fn merge_alone(table: &PairTable, byte_ids: &[Rank; 256], bytes: &[u8], parts: &
     while let Some((rank, at)) = parts
         .windows(2)
         .enumerate()
-        .filter_map(|(i, w)| table.get(w[0], w[1]).map(|rank| (rank, i)))
+        .filter_map(|(i, w)| table.get_below_bound(w[0], w[1]).map(|rank| (rank, i)))
         .min()
     {
         parts[at] = rank;

@@ -249,6 +249,14 @@ impl Vocab {
         self.pairs.get(left, right)
     }
 
+    /// [`Self::pair_rank`] of two ids of this vocabulary (as every part an encoder holds
+    /// is: a byte's id or a joined id), without checking that they are: past the ids of
+    /// the vocabulary the answer may be another pair's.
+    #[inline]
+    pub(crate) fn join_parts(&self, left: Rank, right: Rank) -> Option<Rank> {
+        self.pairs.get_below_bound(left, right)
+    }
+
     /// A number no other vocabulary of this process has (clones share it: they have the
     /// same tokens), so a cache can tell whose merges it holds.
     pub fn identity(&self) -> u64 {
