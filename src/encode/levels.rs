@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use ahash::AHashMap;
 use dary_heap::QuaternaryHeap;
 
-use crate::vocab::Vocab;
+use crate::vocab::{Vocab, NO_JOIN};
 use crate::Rank;
 
 /// Candidates packed as `rank << 32 | left start`: the lowest is the lowest rank, then the
@@ -100,7 +100,8 @@ pub(super) fn merge_by_levels(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) 
     let mut live = vec![true; n];
     let mut pending = Pending::new();
     for i in 0..n - 1 {
-        if let Some(rank) = vocab.join_parts(token[i], token[i + 1]) {
+        let rank = vocab.join_bytes(piece[i], piece[i + 1]);
+        if rank != NO_JOIN {
             pending.add(rank, i as u32);
         }
     }

@@ -11,7 +11,7 @@
 //! not whole tokens are merged once per thread and then come from [`PieceCache`], kept
 //! between calls.
 
-use crate::vocab::{PieceKey, Vocab};
+use crate::vocab::{PieceKey, Vocab, NO_JOIN};
 use crate::Rank;
 
 /// Pieces at least this long merge rank by rank (`merge_by_levels`).
@@ -79,13 +79,10 @@ fn encode_short(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
         // joins their byte tokens (a two-byte token's one split, always kept), else the
         // two bytes. Both skip hashing the piece's bytes.
         [b] => out.push(vocab.byte_rank(b)),
-        [a, b] => {
-            let (a, b) = (vocab.byte_rank(a), vocab.byte_rank(b));
-            match vocab.join_parts(a, b) {
-                Some(rank) => out.push(rank),
-                None => out.extend([a, b]),
-            }
-        }
+        [a, b] => match vocab.join_bytes(a, b) {
+            NO_JOIN => out.extend([vocab.byte_rank(a), vocab.byte_rank(b)]),
+            rank => out.push(rank),
+        },
         _ => debug_assert!(piece.is_empty(), "pieces of at most two bytes"),
     }
 }
@@ -162,8 +159,12 @@ fn merge_by_min_portable<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut 
         Some(rank) => (rank << shift | at as u32) as i32,
         None => i32::MAX,
     };
+    // The first joins are of two bytes: read directly, not hashed.
     for i in 0..n.saturating_sub(1) {
-        key[i] = key_of(token[i], token[i + 1], i);
+        key[i] = match vocab.join_bytes(piece[i], piece[i + 1]) {
+            NO_JOIN => i32::MAX,
+            rank => (rank << shift | i as u32) as i32,
+        };
     }
     loop {
         let best = key.iter().fold(i32::MAX, |m, &k| m.min(k));
@@ -216,7 +217,7 @@ fn merge_by_scan<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank
     }
     let joined = |l: Rank, r: Rank| vocab.join_parts(l, r).unwrap_or(Rank::MAX);
     for i in 0..n - 1 {
-        join[i] = joined(token[i], token[i + 1]);
+        join[i] = vocab.join_bytes(piece[i], piece[i + 1]); // NO_JOIN is Rank::MAX
     }
     loop {
         // The lowest rank wins; ties go to the leftmost, as in tiktoken.

@@ -22,6 +22,9 @@ use crate::error::{Error, Result};
 use crate::interrupt;
 use crate::Rank;
 
+/// [`Vocab::join_bytes`] of two bytes that join into no token.
+pub(crate) const NO_JOIN: Rank = Rank::MAX;
+
 /// One step of training: `left` and `right` joined into `token`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MergeRecord {
@@ -59,6 +62,10 @@ pub struct Vocab {
     pairs: PairTable,
     /// The id of each single byte.
     bytes: [Rank; 256],
+    /// `pairs` for two single bytes, by `first << 8 | second` (`NO_JOIN`: none): every
+    /// piece's first joins are of bytes, and a direct read of a few rows (the lead bytes
+    /// of one script) stays in the cache where hashed slots are spread over the table.
+    byte_pairs: Box<[Rank]>,
     /// How many ids are holes.
     holes: usize,
     /// Unique to this vocabulary (and its clones): what encoding's piece cache, kept
@@ -154,12 +161,15 @@ impl Vocab {
     ) -> Result<Self> {
         let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
         let pairs = canonical::pair_table(&tokens, &bytes, &splits)?;
+        let byte_pairs = (0..1usize << 16)
+            .map(|ab| pairs.get(bytes[ab >> 8], bytes[ab & 0xFF]).unwrap_or(NO_JOIN))
+            .collect();
         let holes = tokens.iter().filter(|t| t.is_empty()).count();
         let lookup = TokenLookup::new(&tokens);
         // Ids from 1, so 0 never names a vocabulary.
         static NEXT_IDENTITY: AtomicU64 = AtomicU64::new(1);
         let identity = NEXT_IDENTITY.fetch_add(1, Ordering::Relaxed);
-        Ok(Self { tokens, ranks, merges, lookup, pairs, bytes, holes, identity })
+        Ok(Self { tokens, ranks, merges, lookup, pairs, bytes, byte_pairs, holes, identity })
     }
 
     /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`. Ids
@@ -257,6 +267,13 @@ impl Vocab {
         self.pairs.get_below_bound(left, right)
     }
 
+    /// [`Self::join_parts`] of two single bytes' tokens, read directly; `NO_JOIN`: none.
+    #[inline]
+    pub(crate) fn join_bytes(&self, first: u8, second: u8) -> Rank {
+        // SAFETY: the table has 2^16 entries, one for each two bytes.
+        unsafe { *self.byte_pairs.get_unchecked(usize::from(first) << 8 | usize::from(second)) }
+    }
+
     /// A number no other vocabulary of this process has (clones share it: they have the
     /// same tokens), so a cache can tell whose merges it holds.
     pub fn identity(&self) -> u64 {
@@ -343,6 +360,29 @@ mod tests {
         let holed = Vocab::from_ranks(gap, &[256]).unwrap();
         assert!(holed.is_hole(256) && holed.token(256).is_none());
         assert_eq!((holed.len(), holed.n_tokens()), (258, 257));
+    }
+
+    /// The direct table of two bytes answers as the pair table does, for every two bytes,
+    /// with byte ids permuted and two-byte tokens ranked in no merge order.
+    #[test]
+    fn joined_bytes_match_the_pair_table() {
+        let mut ranks: Vec<(Vec<u8>, Rank)> =
+            (0..=255u8).map(|b| (vec![b.wrapping_mul(7).wrapping_add(3)], b as Rank)).collect();
+        let two: [&[u8]; 5] = [b"ab", b"\xd0\xbf", b"\xbf\xd0", b"  ", b"\xff\x00"];
+        for (i, t) in two.iter().enumerate() {
+            ranks.push((t.to_vec(), 256 + i as Rank));
+        }
+        let v = Vocab::from_ranks(ranks, &[]).unwrap();
+        let mut joined = 0;
+        for a in 0..=255u8 {
+            for b in 0..=255u8 {
+                let want = v.pair_rank(v.byte_rank(a), v.byte_rank(b)).unwrap_or(NO_JOIN);
+                assert_eq!(v.join_bytes(a, b), want, "{a} {b}");
+                joined += usize::from(want != NO_JOIN);
+            }
+        }
+        assert_eq!(joined, two.len());
+        assert_eq!(v.join_bytes(0xD0, 0xBF), 257);
     }
 
     #[test]
