@@ -39,6 +39,8 @@ class Server:
         self.env = {**os.environ, **(env or {})}
         self.env.pop("PROMETHEUS_MULTIPROC_DIR", None)
         self.startup = startup
+        # The worker processes asked for (1 unless `--workers N`).
+        self.workers = int(args[args.index("--workers") + 1]) if "--workers" in args else 1
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = b""
 
@@ -54,24 +56,14 @@ class Server:
                 # /readyz answers as soon as one worker is up: wait for every worker, or a
                 # test that changes the file next races the workers still loading it.
                 if (httpx.get(self.url + "/readyz", timeout=1.0).status_code == 200
-                        and (self.workers == 1 or len(self.worker_pids()) >= self.workers)):
+                        and (self.workers == 1
+                             or len(worker_pids(scrape(self.url))) >= self.workers)):
                     return self
             except httpx.TransportError:
                 pass
             time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"server not ready within {self.startup} s: {self.log.decode()}")
-
-    @property
-    def workers(self) -> int:
-        """The worker processes asked for on the command line (1 unless `--workers N`)."""
-        args = list(self.args)
-        return int(args[args.index("--workers") + 1]) if "--workers" in args else 1
-
-    def worker_pids(self) -> set[str]:
-        """The workers that have loaded a vocabulary (each publishes its gauge by pid)."""
-        return {dict(ls).get("pid", "") for name, ls in scrape(self.url)
-                if name == "bytebpe_vocab_merges"}
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
         self.stop()
@@ -110,6 +102,11 @@ def scrape(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
         for sample in family.samples:
             out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
     return out
+
+
+def worker_pids(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float]) -> set[str]:
+    """The workers that have loaded a vocabulary (each publishes its gauge by pid)."""
+    return {dict(ls).get("pid", "") for name, ls in samples if name == "bytebpe_vocab_merges"}
 
 
 def sample_value(samples: dict[Any, float], name: str, **labels: str) -> float:

@@ -19,7 +19,7 @@ pytest.importorskip("granian")
 from bytebpe import Tokenizer
 from bytebpe.serve import metrics as serve_metrics
 from bytebpe.serve.version import prefix_version, vocabulary_version
-from serve_helpers import HOST, Server, corpus, sample_value, scrape, texts
+from serve_helpers import HOST, Server, corpus, sample_value, scrape, texts, worker_pids
 
 SPECIAL = "<|endoftext|>"
 TOKEN = "s3cret-admin-token-0123456789"
@@ -463,17 +463,11 @@ def test_two_workers_sum_their_metrics(tok_path: str, tok: Tokenizer, server_nam
     pytest.importorskip(server_name)
     n = 60
     with Server(tok_path, "--workers", "2", "--server", server_name) as s:
-        pids = set()
         for _ in range(n):  # a new connection each time, so both workers get some
             r = httpx.post(s.url + "/v1/tokenize", json={"text": "the data and"}, timeout=10)
             assert r.json()["ids"] == tok.encode("the data and")
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            samples = scrape(s.url)
-            pids = {dict(ls).get("pid") for name, ls in samples if name == "bytebpe_vocab_merges"}
-            if len(pids) == 2:
-                break
-            time.sleep(0.1)
+        samples = scrape(s.url)  # Server waited for both workers to publish theirs
+        pids = worker_pids(samples)
     assert len(pids) == 2, "both workers publish their vocabulary"
     assert sample_value(samples, "bytebpe_http_requests_total", route="tokenize") == n
     assert sample_value(samples, "bytebpe_input_bytes_total", route="tokenize") == n * 12

@@ -155,16 +155,14 @@ fn merge_by_min_portable<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut 
         next[i] = (i + 1) as u8;
         prev[i] = (i as u8).wrapping_sub(1);
     }
-    let key_of = |l: Rank, r: Rank, at: usize| match vocab.join_parts(l, r) {
-        Some(rank) => (rank << shift | at as u32) as i32,
-        None => i32::MAX,
+    let pack = |rank: Rank, at: usize| match rank {
+        NO_JOIN => i32::MAX,
+        rank => (rank << shift | at as u32) as i32,
     };
+    let key_of = |l: Rank, r: Rank, at: usize| pack(vocab.join_parts(l, r).unwrap_or(NO_JOIN), at);
     // The first joins are of two bytes: read directly, not hashed.
     for i in 0..n.saturating_sub(1) {
-        key[i] = match vocab.join_bytes(piece[i], piece[i + 1]) {
-            NO_JOIN => i32::MAX,
-            rank => (rank << shift | i as u32) as i32,
-        };
+        key[i] = pack(vocab.join_bytes(piece[i], piece[i + 1]), i);
     }
     loop {
         let best = key.iter().fold(i32::MAX, |m, &k| m.min(k));

@@ -47,6 +47,12 @@ impl Items {
         Self { ranges, first_documents, segments: segments.len(), weight }
     }
 
+    /// [`Self::new`] over segments weighed by their bytes.
+    pub fn of_segments(segments: &[Segment<'_>], first_index: u64, threads: usize) -> Self {
+        let weights: Vec<(usize, bool)> = segments.iter().map(|s| (s.data.len(), s.ends)).collect();
+        Self::new(&weights, first_index, threads)
+    }
+
     /// The segments of item `i`.
     pub fn range(&self, i: usize) -> Range<usize> {
         self.ranges[i].clone()
@@ -70,9 +76,11 @@ impl WordCounter {
         first_index: u64,
         threads: Option<usize>,
     ) -> Result<()> {
-        let weights: Vec<(usize, bool)> = segments.iter().map(|s| (s.data.len(), s.ends)).collect();
-        let items =
-            Items::new(&weights, first_index, parallel::pool(threads).current_num_threads());
+        let items = Items::of_segments(
+            segments,
+            first_index,
+            parallel::pool(threads).current_num_threads(),
+        );
         self.count_items(&items, threads, |_| Ok(()), |j| segments[j])
     }
 
@@ -184,8 +192,7 @@ mod tests {
     /// Counts in items cut for `threads`, on `threads` threads, preparing each item
     /// (recorded) before it is read.
     fn count_in_items(c: &mut WordCounter, segs: &[Segment<'_>], threads: usize) -> Result<()> {
-        let weights: Vec<(usize, bool)> = segs.iter().map(|s| (s.data.len(), s.ends)).collect();
-        let items = Items::new(&weights, 5, threads);
+        let items = Items::of_segments(segs, 5, threads);
         let prepared: Vec<std::sync::atomic::AtomicBool> =
             (0..items.len()).map(|_| Default::default()).collect();
         let item_of = |j: usize| (0..items.len()).find(|&i| items.range(i).contains(&j)).unwrap();
@@ -263,9 +270,8 @@ mod tests {
     fn a_failing_preparation_counts_nothing_of_the_batch() {
         let docs = documents();
         let segs = segments(&docs);
-        let weights: Vec<(usize, bool)> = segs.iter().map(|s| (s.data.len(), s.ends)).collect();
         for threads in [1, 2] {
-            let items = Items::new(&weights, 0, threads);
+            let items = Items::of_segments(&segs, 0, threads);
             let fail_at = items.len() / 2;
             let mut c = counter("cl100k");
             let prepare = |i: usize| {

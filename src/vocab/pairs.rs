@@ -26,6 +26,21 @@ const ID_BITS: u32 = 21;
 /// Ids below this fit a compact slot, with the all-ones key left free for `EMPTY`.
 const COMPACT_LIMIT: u32 = (1 << ID_BITS) - 1;
 
+/// The id bits of a compact slot.
+const ID_MASK: u64 = (1 << ID_BITS) - 1;
+
+/// A compact slot's key: the bits above its id.
+#[inline(always)]
+fn compact_key(left: u32, right: u32) -> u64 {
+    u64::from(left) << ID_BITS | u64::from(right)
+}
+
+/// A wide slot's key.
+#[inline(always)]
+fn wide_key(left: u32, right: u32) -> u64 {
+    u64::from(left) << 32 | u64::from(right)
+}
+
 #[derive(Debug, Clone)]
 pub struct PairTable {
     /// Compact: `(left << 21 | right) << 21 | id`. Wide: `left << 32 | right`. `EMPTY`:
@@ -79,9 +94,9 @@ impl PairTable {
     #[inline]
     fn key(&self, left: u32, right: u32) -> u64 {
         if self.is_compact() {
-            u64::from(left) << ID_BITS | u64::from(right)
+            compact_key(left, right)
         } else {
-            u64::from(left) << 32 | u64::from(right)
+            wide_key(left, right)
         }
     }
 
@@ -137,7 +152,6 @@ impl PairTable {
 
     /// Every (left, right, id) held, in slot order.
     fn entries(&self) -> Vec<(u32, u32, u32)> {
-        let mask = (1u64 << ID_BITS) - 1;
         (0..self.slots.len())
             .filter(|&i| self.slots[i] != EMPTY)
             .map(|i| {
@@ -145,8 +159,8 @@ impl PairTable {
                 if self.is_compact() {
                     (
                         (word >> (2 * ID_BITS)) as u32,
-                        (word >> ID_BITS & mask) as u32,
-                        (word & mask) as u32,
+                        (word >> ID_BITS & ID_MASK) as u32,
+                        (word & ID_MASK) as u32,
                     )
                 } else {
                     ((word >> 32) as u32, word as u32, self.ids[i])
@@ -180,14 +194,14 @@ impl PairTable {
 
     #[inline]
     fn get_compact(&self, left: u32, right: u32) -> Option<u32> {
-        let key = u64::from(left) << ID_BITS | u64::from(right);
+        let key = compact_key(left, right);
         let mask = self.slots.len() - 1;
         let mut i = self.slot(key);
         loop {
             // SAFETY: `i` is always masked to the table, whose length is a power of two.
             let word = unsafe { *self.slots.get_unchecked(i) };
             if word >> ID_BITS == key {
-                return Some((word & ((1 << ID_BITS) - 1)) as u32);
+                return Some((word & ID_MASK) as u32);
             }
             if word == EMPTY {
                 return None;
@@ -198,7 +212,7 @@ impl PairTable {
 
     #[inline]
     fn get_wide(&self, left: u32, right: u32) -> Option<u32> {
-        let key = u64::from(left) << 32 | u64::from(right);
+        let key = wide_key(left, right);
         let mask = self.slots.len() - 1;
         let mut i = self.slot(key);
         loop {
