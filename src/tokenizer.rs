@@ -4,7 +4,7 @@ use rayon::prelude::*;
 
 use crate::decode;
 use crate::document::Document;
-use crate::encode::{self, encode_piece_cached, FlatBatch, PieceCache};
+use crate::encode::{self, encode_piece_cached, PieceCache};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::pretokenize::Pattern;
@@ -171,33 +171,17 @@ impl Tokenizer {
         })
     }
 
-    /// Encodes many documents in parallel, for one flat token array (see [`FlatBatch`]:
-    /// document `i` is `offsets[i]..offsets[i + 1]`). With `eot`, that token follows
-    /// every document.
-    pub fn encode_ordinary_batch_flat(
-        &self,
-        docs: &[Document<'_>],
-        eot: Option<Rank>,
-        threads: Option<usize>,
-    ) -> Result<FlatBatch> {
-        let parts = parallel::pool(threads).install(|| {
-            docs.par_iter()
-                .enumerate()
-                .map(|(i, doc)| {
-                    let ids = if doc.is_text {
-                        // SAFETY: `is_text` promises valid UTF-8.
-                        self.encode_ordinary(unsafe { std::str::from_utf8_unchecked(doc.data) })
-                    } else {
-                        self.encode_bytes(doc.data)
-                    };
-                    let mut ids = ids.map_err(|e| e.in_document(i))?;
-                    ids.extend(eot);
-                    Ok(ids)
-                })
-                .collect::<Vec<Result<_>>>()
-        });
-        // The first failing document in order, whichever thread met which first.
-        Ok(FlatBatch::new(parts.into_iter().collect::<Result<_>>()?))
+    /// The ids of one document (text or bytes), with `eot` after them if given: a
+    /// document of a flat batch (see [`encode::FlatBatch`]).
+    pub fn encode_document(&self, doc: &Document<'_>, eot: Option<Rank>) -> Result<Vec<Rank>> {
+        let mut ids = if doc.is_text {
+            // SAFETY: `is_text` promises valid UTF-8.
+            self.encode_ordinary(unsafe { std::str::from_utf8_unchecked(doc.data) })
+        } else {
+            self.encode_bytes(doc.data)
+        }?;
+        ids.extend(eot);
+        Ok(ids)
     }
 
     /// Problems with the vocabulary, empty when it is sound. Construction already

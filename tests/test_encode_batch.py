@@ -59,6 +59,22 @@ def test_every_batch_shape_gives_the_ids_of_single_calls_in_order(tok, shape):
         assert tok.encode_batch(docs, num_threads=threads) == expected, threads
 
 
+@pytest.mark.parametrize("shape", list(shapes()))
+def test_numpy_batches_give_the_ids_of_single_calls_in_order(tok, shape):
+    # Texts are read into UTF-8 chunk by chunk while earlier chunks are encoded; non-ASCII
+    # texts and bytes among them take other paths through that reading.
+    docs = shapes()[shape] + ["déjà vu, naïve café", "日本語のテキスト", b"raw bytes \xc3\xa9"]
+    expected = [tok.encode_ordinary(d if isinstance(d, str) else d.decode()) for d in docs]
+    eot = tok.vocab_size - 1
+    for threads in (None, 1, 2, 3, 8):
+        ids, offsets = tok.encode_batch_numpy(docs, num_threads=threads)
+        got = [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(docs))]
+        assert got == expected, threads
+        ids, offsets = tok.encode_batch_numpy(docs, eot=eot, num_threads=threads)
+        got = [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(docs))]
+        assert got == [e + [eot] for e in expected], threads
+
+
 def test_more_threads_than_texts(tok):
     for n in range(5):
         docs = DOCS[:n]

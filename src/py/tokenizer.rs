@@ -13,7 +13,7 @@ use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
 use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, MergeTuple};
 use super::enter::{detached, detached_quiet, detached_unless_small};
 use super::errors::to_py;
-use crate::document::Document;
+use crate::encode::FlatBatch;
 use crate::vocab::Vocab;
 use crate::{ordered, train};
 use crate::{Rank, Tokenizer};
@@ -331,14 +331,49 @@ impl CoreTokenizer {
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         let pool = crate::parallel::checked(num_threads).map_err(to_py)?;
-        let held = docs.iter().map(|d| held_document(&d)).collect::<PyResult<Vec<_>>>()?;
         if itemsize != 2 && itemsize != 4 {
             return Err(PyValueError::new_err(format!("itemsize must be 2 or 4, not {itemsize}")));
         }
-        let batch = detached_quiet(py, || {
-            let docs: Vec<Document<'_>> = held.iter().map(HeldDocument::document).collect();
-            self.inner.encode_ordinary_batch_flat(&docs, eot, num_threads)
+        // Chunks by length (a str's characters, a bytes' bytes): the UTF-8 length of a str
+        // is known only once it is read.
+        let weights = docs.iter().map(|d| d.len().unwrap_or(1)).collect::<Vec<usize>>();
+        let chunks = ordered::ranges(weights, pool.current_num_threads());
+        let objects: Vec<Py<PyAny>> = docs.iter().map(Bound::unbind).collect();
+        let held: Vec<OnceLock<HeldDocument>> = objects.iter().map(|_| OnceLock::new()).collect();
+        let inner = &self.inner;
+        let encode_chunk = |c: usize| -> Vec<crate::Result<Vec<Rank>>> {
+            let mut out = Vec::with_capacity(chunks[c].len());
+            for i in chunks[c].clone() {
+                let doc = held[i].get().expect("ordered::run prepared it").document();
+                let ids = inner.encode_document(&doc, eot).map_err(|e| e.in_document(i));
+                let failed = ids.is_err();
+                out.push(ids);
+                if failed {
+                    break; // the batch stops at its first failing document
+                }
+            }
+            out
+        };
+        let mut parts: Vec<Vec<Rank>> = Vec::with_capacity(objects.len());
+        detached(py, |reattach| {
+            // Each chunk's non-ASCII texts are encoded to UTF-8 here (with the GIL) while
+            // the chunks before it are being tokenized, not all of them before any is.
+            let prepare = |c: usize| {
+                reattach(&mut |py| {
+                    for i in chunks[c].clone() {
+                        let _ = held[i].set(held_document(objects[i].bind(py))?);
+                    }
+                    Ok(())
+                })
+            };
+            ordered::run(&pool, chunks.len(), prepare, encode_chunk, |mut ready| {
+                for ids in ready.drain(..).flatten() {
+                    parts.push(ids?);
+                }
+                Ok(())
+            })
         })?;
+        let batch = FlatBatch::new(parts);
         // One parallel pass writes the ids straight into the bytes object Python gets.
         let token_bytes = PyBytes::new_with(py, batch.len() * itemsize, |buf| {
             match py.detach(|| pool.install(|| batch.write(buf, itemsize))) {
