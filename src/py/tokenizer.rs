@@ -274,17 +274,10 @@ impl CoreTokenizer {
         let texts: Vec<Py<PyString>> = texts.into_iter().map(Bound::unbind).collect();
         let views: Vec<OnceLock<PyBackedStr>> = texts.iter().map(|_| OnceLock::new()).collect();
         let inner = &self.inner;
-        let encode_chunk = |c: usize| -> Vec<crate::Result<Vec<Rank>>> {
-            let mut out = Vec::with_capacity(chunks[c].len());
-            for view in &views[chunks[c].clone()] {
-                let ids = inner.encode_ordinary(view.get().expect("ordered::run prepared it"));
-                let failed = ids.is_err();
-                out.push(ids);
-                if failed {
-                    break; // the batch stops at its first failing document
-                }
-            }
-            out
+        let encode_chunk = |c: usize| {
+            encode_until_failure(chunks[c].clone(), |i| {
+                inner.encode_ordinary(views[i].get().expect("ordered::run prepared it"))
+            })
         };
         let mut lists: Vec<Py<PyList>> = Vec::with_capacity(texts.len());
         detached(py, |reattach| {
@@ -341,18 +334,11 @@ impl CoreTokenizer {
         let objects: Vec<Py<PyAny>> = docs.iter().map(Bound::unbind).collect();
         let held: Vec<OnceLock<HeldDocument>> = objects.iter().map(|_| OnceLock::new()).collect();
         let inner = &self.inner;
-        let encode_chunk = |c: usize| -> Vec<crate::Result<Vec<Rank>>> {
-            let mut out = Vec::with_capacity(chunks[c].len());
-            for i in chunks[c].clone() {
+        let encode_chunk = |c: usize| {
+            encode_until_failure(chunks[c].clone(), |i| {
                 let doc = held[i].get().expect("ordered::run prepared it").document();
-                let ids = inner.encode_document(&doc, eot).map_err(|e| e.in_document(i));
-                let failed = ids.is_err();
-                out.push(ids);
-                if failed {
-                    break; // the batch stops at its first failing document
-                }
-            }
-            out
+                inner.encode_document(&doc, eot).map_err(|e| e.in_document(i))
+            })
         };
         let mut parts: Vec<Vec<Rank>> = Vec::with_capacity(objects.len());
         detached(py, |reattach| {
@@ -418,4 +404,22 @@ impl CoreTokenizer {
         let bytes = detached_quiet(py, || self.inner.decode_bytes(&ids))?;
         Ok(PyBytes::new(py, &bytes))
     }
+}
+
+/// The ids of documents `range`, in order, by `encode`, up to and including the first
+/// that fails: a batch stops at its first failing document.
+fn encode_until_failure(
+    range: std::ops::Range<usize>,
+    encode: impl Fn(usize) -> crate::Result<Vec<Rank>>,
+) -> Vec<crate::Result<Vec<Rank>>> {
+    let mut out = Vec::with_capacity(range.len());
+    for i in range {
+        let ids = encode(i);
+        let failed = ids.is_err();
+        out.push(ids);
+        if failed {
+            break;
+        }
+    }
+    out
 }
