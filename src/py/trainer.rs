@@ -1,5 +1,6 @@
 //! `WordCounter`: counts batches handed over by the Python layer, then trains.
 
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -71,9 +72,9 @@ impl WordCounter {
     /// Counts a batch of `str`/`bytes` documents; `first_index` numbers them in errors.
     /// Every item's type is checked first; then the pool counts while this thread reads
     /// the next items as UTF-8 (a copy for a non-ASCII `str`, under the GIL), so that
-    /// copy overlaps counting (`train::batch`). Under a memory limit, whose checkpoints
-    /// cut the batch, every document is read first. On any error nothing of the batch is
-    /// counted.
+    /// copy overlaps counting (`train::batch`); a huge document is read first and counted
+    /// in parts. Under a memory limit, whose checkpoints cut the batch, every document is
+    /// read first and counted whole. On any error nothing of the batch is counted.
     fn add_batch(
         &mut self,
         py: Python<'_>,
@@ -100,21 +101,52 @@ impl WordCounter {
             })
         } else {
             let pool_threads = crate::parallel::pool(threads).current_num_threads();
-            let batch = Items::new(&weights, first_index, pool_threads);
+            // A huge document is cut into segments that pre-tokenize as the whole does
+            // (`read/cut.rs`), so every thread counts part of it and Ctrl-C is seen
+            // between its parts. Its UTF-8 is needed to find the cuts: it is read now.
+            let mut parts: Vec<(usize, Option<Range<usize>>)> = Vec::with_capacity(weights.len());
+            let mut part_weights = Vec::with_capacity(weights.len());
+            let cuts = counter.cuts_allowed();
+            for (j, &(w, ends)) in weights.iter().enumerate() {
+                if !(cuts && w >= HUGE_DOCUMENT) {
+                    parts.push((j, None));
+                    part_weights.push((w, ends));
+                    continue;
+                }
+                let _ = held[j].set(hold(&objects[j], surrogatepass)?);
+                let data = held[j].get().expect("set above").document().data;
+                for range in crate::read::cut::segments(data, DOCUMENT_PART) {
+                    part_weights.push((range.len(), range.end == data.len()));
+                    parts.push((j, Some(range)));
+                }
+            }
+            let batch = Items::new(&part_weights, first_index, pool_threads);
             let objects: Vec<Py<PyAny>> = objects.iter().map(|o| o.clone().unbind()).collect();
-            let held = &held;
+            let (held, parts) = (&held, &parts);
             detached(py, |reattach| {
                 let prepare = |i: usize| {
                     reattach(&mut |py| {
-                        for j in batch.range(i) {
-                            let doc = hold(objects[j].bind(py), surrogatepass)?;
-                            let _ = held[j].set(doc);
+                        for &(j, _) in &parts[batch.range(i)] {
+                            if held[j].get().is_none() {
+                                let _ = held[j].set(hold(objects[j].bind(py), surrogatepass)?);
+                            }
                         }
                         Ok(())
                     })
                 };
-                let segment =
-                    |j: usize| Segment::from(&held[j].get().expect("prepared").document());
+                let segment = |k: usize| {
+                    let (j, range) = &parts[k];
+                    let doc = held[*j].get().expect("prepared").document();
+                    match range {
+                        None => Segment::from(&doc),
+                        Some(r) => Segment {
+                            data: &doc.data[r.clone()],
+                            is_text: doc.is_text,
+                            offset: r.start as u64,
+                            ends: r.end == doc.data.len(),
+                        },
+                    }
+                };
                 counter.count_items(&batch, threads, prepare, segment)
             })
         };
@@ -289,6 +321,15 @@ impl WordCounter {
 
 /// Batches of at least this many bytes give their freed scratch back to the system.
 const TRIM_AFTER_BYTES: usize = 4 << 20;
+
+/// Documents of at least this many characters (bytes for `bytes`) are counted in parts,
+/// when the pattern allows cuts: one such document is seconds of counting.
+const HUGE_DOCUMENT: usize = 4 << 20;
+
+/// The size of those parts, in bytes: small enough that every thread gets several and
+/// Ctrl-C is seen within a few milliseconds, large enough that handing one out costs
+/// nothing next to counting it.
+const DOCUMENT_PART: usize = 1 << 20;
 
 /// An item's weight for cutting a batch into items: a `str`'s characters (its UTF-8
 /// length is known only once it is read), a `bytes`/`bytearray`'s bytes; any other type

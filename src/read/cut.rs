@@ -39,6 +39,8 @@
 //! turn cutting off (see `cuts_allowed`). The bytes looked at must belong to the document:
 //! callers pass only bytes known to be before the document's end.
 
+use std::ops::Range;
+
 /// True when a document may be cut before `data[p]` (see the module docs).
 pub fn is_safe_cut(data: &[u8], p: usize) -> bool {
     if p == 0 || p >= data.len() {
@@ -56,6 +58,28 @@ pub fn last_safe_cut(data: &[u8], floor: usize, last: usize) -> Option<usize> {
     (floor.max(1)..=last).rev().find(|&p| is_safe_cut(data, p))
 }
 
+/// `data` (a whole document) as consecutive ranges of about `size` bytes each, cut at safe
+/// cuts: each range but the last ends at the last safe cut in the second half of its
+/// window of `size` bytes, or, where a window has none, in the next one (a document with
+/// no safe cut is one range). Every byte is looked at once or twice.
+pub fn segments(data: &[u8], size: usize) -> Vec<Range<usize>> {
+    let half = (size / 2).max(1);
+    let mut out = Vec::new();
+    let (mut start, mut floor) = (0, half);
+    while data.len() - start > size && floor < data.len() {
+        let last = floor + half;
+        match last_safe_cut(data, floor, last) {
+            Some(p) => {
+                out.push(start..p);
+                (start, floor) = (p, p + half);
+            }
+            None => floor = last + 1,
+        }
+    }
+    out.push(start..data.len());
+    out
+}
+
 /// Whether documents may be cut: only under a built-in pattern, and only when no special
 /// token contains a newline or a space (one could otherwise span a cut).
 pub fn cuts_allowed(builtin_pattern: bool, special_tokens: &[&str]) -> bool {
@@ -69,6 +93,34 @@ fn printable(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn segments_cover_the_document_and_end_at_safe_cuts() {
+        let prose = b"one two three\nfour five six seven eight nine ten ".repeat(50);
+        for size in [1, 7, 64, 500, 10_000] {
+            let ranges = segments(&prose, size);
+            assert_eq!(ranges.first().unwrap().start, 0);
+            assert_eq!(ranges.last().unwrap().end, prose.len());
+            for pair in ranges.windows(2) {
+                assert_eq!(pair[0].end, pair[1].start);
+                assert!(is_safe_cut(&prose, pair[0].end), "{size}: {}", pair[0].end);
+            }
+            // Prose has a safe cut every few bytes: every window holds one.
+            if size >= 64 {
+                assert!(ranges.iter().all(|r| r.len() <= size), "{size}: {ranges:?}");
+                assert!(ranges.len() >= prose.len() / size, "{size}: {}", ranges.len());
+            }
+        }
+        // No safe cut anywhere: one range, however long.
+        assert_eq!(segments(&[b'a'; 5000], 100), vec![Range { start: 0, end: 5000 }]);
+        assert_eq!(segments(b"", 100), vec![Range { start: 0, end: 0 }]);
+        // A cut only far in: the windows before it move on.
+        let mut late = vec![b'a'; 3000];
+        late.extend_from_slice(b" bc ".as_slice());
+        late.extend(vec![b'd'; 50]);
+        let ranges = segments(&late, 100);
+        assert_eq!(ranges, [0..3003, 3003..late.len()]);
+    }
 
     #[test]
     fn cuts_after_a_line_break_or_before_a_space_between_printables() {
