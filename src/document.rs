@@ -31,3 +31,16 @@ impl<'a> From<&Document<'a>> for Segment<'a> {
         Segment { data: doc.data, is_text: doc.is_text, offset: 0, ends: true }
     }
 }
+
+impl<'a> Segment<'a> {
+    /// The bytes `range` of a whole document `doc`, as one of its segments.
+    pub fn part(doc: &Document<'a>, range: std::ops::Range<usize>) -> Self {
+        let ends = range.end == doc.data.len();
+        Segment {
+            data: &doc.data[range.clone()],
+            is_text: doc.is_text,
+            offset: range.start as u64,
+            ends,
+        }
+    }
+}

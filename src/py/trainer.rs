@@ -139,12 +139,7 @@ impl WordCounter {
                     let doc = held[*j].get().expect("prepared").document();
                     match range {
                         None => Segment::from(&doc),
-                        Some(r) => Segment {
-                            data: &doc.data[r.clone()],
-                            is_text: doc.is_text,
-                            offset: r.start as u64,
-                            ends: r.end == doc.data.len(),
-                        },
+                        Some(r) => Segment::part(&doc, r.clone()),
                     }
                 };
                 counter.count_items(&batch, threads, prepare, segment)
