@@ -11,6 +11,7 @@ pub mod document;
 pub mod error;
 pub mod hash_parts;
 pub mod parallel;
+pub mod prefetch;
 pub mod utf8;
 // Layer 1: building blocks.
 pub mod fingerprint;

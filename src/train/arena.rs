@@ -9,6 +9,7 @@
 
 use super::sorted_words::SortedWords;
 use crate::error::{Error, Result};
+use crate::prefetch::prefetch;
 use crate::{interrupt, Rank};
 
 /// Where a word is, how long it is now, and how often it occurs. Packed to 4-byte
@@ -23,6 +24,9 @@ struct Entry {
 
 /// The bytes of one entry; [`super::budget::merge_entry`] is derived from it.
 pub const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+
+/// How many words ahead [`WordArena::of_bytes`] fetches a word's bytes.
+const AHEAD_WORDS: usize = 8;
 
 /// Token ids and counts of every distinct word.
 #[derive(Default)]
@@ -51,6 +55,9 @@ impl WordArena {
     pub fn of_bytes(words: &SortedWords, rank: impl Fn(u8) -> Rank) -> Result<Self> {
         let mut arena = Self::with_capacity(words.len(), words.total_bytes());
         for (i, (word, count)) in words.iter().enumerate() {
+            // The words lie in the list's buffer in counting order, not this one: each
+            // is a read at random, fetched a few words ahead.
+            words.prefetch(i + AHEAD_WORDS);
             interrupt::step(word.len())?;
             arena.push(i, count, word.iter().map(|&b| rank(b)))?;
         }
@@ -167,7 +174,7 @@ impl WordsMut<'_> {
     #[inline]
     pub fn prefetch_entry(&self, w: u32) {
         if let Some(entry) = self.entries.get(w.wrapping_sub(self.first) as usize) {
-            prefetch(std::ptr::from_ref(entry).cast());
+            prefetch(std::ptr::from_ref(entry));
         }
     }
 
@@ -178,23 +185,10 @@ impl WordsMut<'_> {
             if let Some(first) =
                 (start as usize).checked_sub(self.offset).and_then(|s| self.tokens.get(s))
             {
-                prefetch(std::ptr::from_ref(first).cast());
+                prefetch(std::ptr::from_ref(first));
             }
         }
     }
-}
-
-/// A prefetch hint for the cache line at `p` (nothing on other targets).
-#[inline(always)]
-fn prefetch(p: *const i8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing the program sees and cannot fault, whatever the
-    // address; `p` is in bounds of a live allocation anyway. SSE is part of x86_64.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 #[cfg(test)]
