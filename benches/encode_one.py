@@ -10,6 +10,8 @@ Run by encode_compare.py, one fresh process per run. Modes:
 
     # single-thread throughput + per-document latency: documents encoded one by one
     python benches/encode_one.py --mode single --tool tiktoken --dir DIR [--dump FILE]
+    # ... each into a NumPy array (encode_to_numpy; bytebpe and tiktoken)
+    python benches/encode_one.py --mode single --api numpy --tool bytebpe --dir DIR
 
     # one batch call over all documents on N threads (timed after an untimed one)
     python benches/encode_one.py --mode batch --tool bytebpe --api numpy --threads 2 --dir DIR
@@ -21,6 +23,7 @@ Tools and the calls timed:
   bytebpe     single: tok.encode_ordinary(text)     batch: tok.encode_ordinary_batch(texts, num_threads=N)
                                                     (--api numpy: tok.encode_batch_numpy(texts, num_threads=N))
   tiktoken    single: enc.encode_ordinary(text)     batch: enc.encode_ordinary_batch(texts, num_threads=N)
+  (single --api numpy: tok.encode_to_numpy(text) / enc.encode_to_numpy(text))
   tokenizers  single: hf.encode(text).ids           batch: [e.ids for e in hf.encode_batch(texts)]
                                                     (--api fast: encode_batch_fast, no offsets)
 For Hugging Face the `.ids` extraction (building the Python lists) is inside the timing,
@@ -170,14 +173,15 @@ def prepare(args) -> dict:
 # ==================== the tools
 
 
-def setup(tool: str, d: Path):
-    """Import the tool, load the tokenizer; return (version, single(text) -> ids,
+def setup(tool: str, d: Path, api: str = "list"):
+    """Import the tool, load the tokenizer; return (version, single(text) -> ids (api
+    numpy: a uint32 array),
     batch(texts, api, threads) -> (ids lists | (flat, offsets)), call_s | None)."""
     if tool == "bytebpe":
         import bytebpe
 
         tok = bytebpe.Tokenizer.load(d / "tok.bbpe")
-        single = tok.encode_ordinary
+        single = tok.encode_to_numpy if api == "numpy" else tok.encode_ordinary
 
         def batch(texts, api, threads):
             if api == "numpy":
@@ -199,7 +203,7 @@ def setup(tool: str, d: Path):
             mergeable_ranks=ranks,
             special_tokens=meta["special_tokens"],
         )
-        single = enc.encode_ordinary
+        single = enc.encode_to_numpy if api == "numpy" else enc.encode_ordinary
 
         def batch(texts, api, threads):
             return enc.encode_ordinary_batch(texts, num_threads=threads), None
@@ -408,7 +412,7 @@ def main() -> None:
         "--api",
         default="list",
         choices=["list", "numpy", "fast"],
-        help="batch call variant: numpy (bytebpe), fast (tokenizers)",
+        help="call variant: numpy (single: bytebpe, tiktoken; batch: bytebpe), fast (batch: tokenizers)",
     )
     ap.add_argument("--threads", type=int, default=None, help="batch threads (default: all cores)")
     ap.add_argument("--case", choices=sorted(WORST_CASES))
@@ -427,7 +431,7 @@ def main() -> None:
         ap.error("--tool is required")
     d = Path(args.dir)
     try:
-        ver, single, batch = setup(args.tool, d)
+        ver, single, batch = setup(args.tool, d, args.api)
     except ImportError as e:
         print(json.dumps({"tool": args.tool, "error": f"ImportError: {e}"}))
         sys.exit(2)

@@ -88,6 +88,26 @@ def test_batches_and_numpy_match_tiktoken(tok, enc):
     assert arr.tolist() == want.tolist()
 
 
+@pytest.mark.parametrize(
+    "rules",
+    [{}, dict(allowed_special="all"), dict(disallowed_special=()),
+     dict(allowed_special={"<|pad|>"}, disallowed_special=())],
+)
+def test_encode_to_numpy_gives_encode_s_ids_as_tiktoken_does(tok, enc, rules):
+    # The ids come from the core as bytes, not through a list: the same ids, in the
+    # same order, under every special-token rule, as tiktoken's array, and writable
+    # (as the array built from a list was).
+    texts = [t for t in TEXTS if "<|endoftext|>" not in t or rules]
+    for text in [*texts, "<|pad|>x<|endoftext|>" if rules else "x", " ".join(HELDOUT) * 20]:
+        arr = tok.encode_to_numpy(text, **rules)
+        assert arr.dtype == np.uint32 and arr.ndim == 1 and arr.flags.writeable
+        assert arr.tolist() == tok.encode(text, **rules) == enc.encode(text, **rules)
+        assert arr.tolist() == enc.encode_to_numpy(text, **rules).tolist()
+    assert tok.encode_to_numpy("").shape == (0,)
+    with pytest.raises(ValueError, match="special token"):
+        tok.encode_to_numpy("a<|endoftext|>b")
+
+
 def test_encode_batch_raises_on_special_text_as_tiktoken(tok, enc):
     with pytest.raises(ValueError, match="texts\\[2\\] contains the special token '<\\|endoftext\\|>'"):
         tok.encode_batch(["a", "b", "x<|endoftext|>"])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from bytebpe import (
     _bytebpe,
@@ -56,6 +56,8 @@ __all__ = [
 ]
 
 DecodeErrors = Literal["strict", "replace", "ignore"]
+
+T = TypeVar("T")
 
 
 class Merge(NamedTuple):
@@ -175,12 +177,21 @@ class Tokenizer(Training, FamiliarNames):
         `allowed_special` (then it becomes its id) or left out of `disallowed_special`
         (then it is encoded as ordinary text).
         """
+        return self._encode_checked(text, allowed_special, disallowed_special, self._core.encode)
+
+    def _encode_checked(
+        self,
+        text: str,
+        allowed_special: Literal["all"] | Collection[str],
+        disallowed_special: Literal["all"] | Collection[str],
+        encode: Callable[[str, set[str] | None], T],
+    ) -> T:
+        """`encode(text, allowed)` (a core call; `allowed`: the special tokens to encode as
+        their ids, None for none) once `text` passes the special-token rules."""
         rules = self._rules(allowed_special, disallowed_special)
         special_policy.check(check_text_type(text), rules.disallowed)
         try:
-            if not rules.allowed:
-                return self._core.encode_ordinary(text)
-            return self._core.encode(text, set(rules.allowed))
+            return encode(text, set(rules.allowed) if rules.allowed else None)
         except UnicodeEncodeError:
             check_text(text)  # raises its message; the core refused a lone surrogate
             raise
@@ -227,9 +238,10 @@ class Tokenizer(Training, FamiliarNames):
         """`encode` into a uint32 NumPy array, as tiktoken."""
         import numpy as np  # an optional dependency, needed only here
 
-        ids = self.encode(text, allowed_special=allowed_special,
-                          disallowed_special=disallowed_special)
-        return np.asarray(ids, dtype=np.uint32)
+        # The ids come as bytes: a list of ints first would cost as much as encoding.
+        data = self._encode_checked(text, allowed_special, disallowed_special,
+                                    self._core.encode_u32)
+        return np.frombuffer(data, dtype=np.uint32)
 
     def encode_ordinary_batch(
         self, texts: Sequence[str], *, num_threads: int | None = None

@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyBytes, PyDict, PyInt, PyList, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyInt, PyList, PyString};
 
 use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, MergeTuple};
 use super::enter::{detached, detached_quiet, detached_unless_small};
@@ -32,6 +32,22 @@ pub struct CoreTokenizer {
 impl CoreTokenizer {
     pub(super) fn new(tokenizer: Tokenizer) -> Self {
         Self { inner: Arc::new(tokenizer), ints: OnceLock::new() }
+    }
+
+    /// The ids of `text`, special tokens in `allowed` as their ids (None: none), without
+    /// the GIL unless the text is short.
+    fn encode_detached(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: Option<&HashSet<String>>,
+    ) -> PyResult<Vec<Rank>> {
+        detached_unless_small(py, text.len(), || match allowed {
+            None => self.inner.encode_ordinary(text),
+            Some(allowed) => self.inner.encode(text, |special| {
+                std::str::from_utf8(special).is_ok_and(|s| allowed.contains(s))
+            }),
+        })
     }
 
     fn list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
@@ -217,18 +233,37 @@ impl CoreTokenizer {
         self.list(py, &ids)
     }
 
+    /// The ids of `text` with the special tokens in `allowed_special` as their ids (None:
+    /// none, as `encode_ordinary`).
+    #[pyo3(signature = (text, allowed_special=None))]
     fn encode<'py>(
         &self,
         py: Python<'py>,
         text: PyBackedStr,
-        allowed_special: HashSet<String>,
+        allowed_special: Option<HashSet<String>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = detached_unless_small(py, text.len(), || {
-            self.inner.encode(&text, |special| {
-                std::str::from_utf8(special).is_ok_and(|s| allowed_special.contains(s))
-            })
-        })?;
+        let ids = self.encode_detached(py, &text, allowed_special.as_ref())?;
         self.list(py, &ids)
+    }
+
+    /// [`Self::encode`] (or `encode_ordinary` when `allowed_special` is None) with the
+    /// ids as native-endian `u32`s in a bytearray, for `np.frombuffer`: no Python int per
+    /// id (building those cost as much as the encoding), and the array it backs stays
+    /// writable.
+    #[pyo3(signature = (text, allowed_special=None))]
+    fn encode_u32<'py>(
+        &self,
+        py: Python<'py>,
+        text: PyBackedStr,
+        allowed_special: Option<HashSet<String>>,
+    ) -> PyResult<Bound<'py, PyByteArray>> {
+        let ids = self.encode_detached(py, &text, allowed_special.as_ref())?;
+        PyByteArray::new_with(py, ids.len() * 4, |buf| {
+            for (chunk, id) in buf.chunks_exact_mut(4).zip(&ids) {
+                chunk.copy_from_slice(&id.to_ne_bytes());
+            }
+            Ok(())
+        })
     }
 
     fn encode_bytes<'py>(
