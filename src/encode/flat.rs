@@ -58,21 +58,26 @@ impl FlatBatch {
             .par_iter()
             .zip(chunks)
             .enumerate()
-            .filter_map(|(doc, (ids, chunk))| {
-                let fits = if itemsize == 2 {
-                    for (out, &id) in chunk.chunks_exact_mut(2).zip(ids) {
-                        out.copy_from_slice(&(id as u16).to_ne_bytes());
-                    }
-                    ids.iter().all(|&id| id <= Rank::from(u16::MAX))
-                } else {
-                    for (out, &id) in chunk.chunks_exact_mut(4).zip(ids) {
-                        out.copy_from_slice(&id.to_ne_bytes());
-                    }
-                    true
-                };
-                (!fits).then_some(doc)
-            })
+            .filter_map(|(doc, (ids, chunk))| (!write_ids(ids, chunk, itemsize)).then_some(doc))
             .min()
+    }
+}
+
+/// Writes `ids` as `itemsize`-byte (2 or 4) native-endian integers into `out`
+/// (`ids.len() * itemsize` bytes); false if an id does not fit 2 bytes (`out` is then
+/// written with the ids cut to 16 bits).
+pub fn write_ids(ids: &[Rank], out: &mut [u8], itemsize: usize) -> bool {
+    debug_assert_eq!(out.len(), ids.len() * itemsize, "a buffer of ids.len() * itemsize bytes");
+    if itemsize == 2 {
+        for (bytes, &id) in out.chunks_exact_mut(2).zip(ids) {
+            bytes.copy_from_slice(&(id as u16).to_ne_bytes());
+        }
+        ids.iter().all(|&id| id <= Rank::from(u16::MAX))
+    } else {
+        for (bytes, &id) in out.chunks_exact_mut(4).zip(ids) {
+            bytes.copy_from_slice(&id.to_ne_bytes());
+        }
+        true
     }
 }
 

@@ -22,7 +22,7 @@ mod flat;
 mod levels;
 
 pub use cache::PieceCache;
-pub use flat::FlatBatch;
+pub use flat::{write_ids, FlatBatch};
 use levels::merge_by_levels;
 
 /// Appends the tokens of `piece` to `out`.

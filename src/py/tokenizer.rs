@@ -13,7 +13,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyInt, PyList, PyString};
 use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, MergeTuple};
 use super::enter::{detached, detached_quiet, detached_unless_small};
 use super::errors::to_py;
-use crate::encode::FlatBatch;
+use crate::encode::{write_ids, FlatBatch};
 use crate::vocab::Vocab;
 use crate::{ordered, train};
 use crate::{Rank, Tokenizer};
@@ -229,7 +229,7 @@ impl CoreTokenizer {
         py: Python<'py>,
         text: PyBackedStr,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = detached_unless_small(py, text.len(), || self.inner.encode_ordinary(&text))?;
+        let ids = self.encode_detached(py, &text, None)?;
         self.list(py, &ids)
     }
 
@@ -259,9 +259,7 @@ impl CoreTokenizer {
     ) -> PyResult<Bound<'py, PyByteArray>> {
         let ids = self.encode_detached(py, &text, allowed_special.as_ref())?;
         PyByteArray::new_with(py, ids.len() * 4, |buf| {
-            for (chunk, id) in buf.chunks_exact_mut(4).zip(&ids) {
-                chunk.copy_from_slice(&id.to_ne_bytes());
-            }
+            write_ids(&ids, buf, 4);
             Ok(())
         })
     }
