@@ -189,10 +189,15 @@ def main() -> None:
     ap.add_argument("--skip-phases", action="store_true")
     ap.add_argument("--skip-encode", action="store_true")
     args = ap.parse_args()
+    if args.skip_train and args.skip_phases and args.skip_encode:
+        ap.error("--skip-train, --skip-phases and --skip-encode together leave nothing to run")
     corpora = args.corpus.split(",")
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    parts = [f"## {started}: the full comparison (`benches/compare.py`)", "",
+    ran = [name for name, skip in (("training", args.skip_train), ("phases", args.skip_phases),
+                                   ("encoding", args.skip_encode)) if not skip]
+    title = "the full comparison" if len(ran) == 3 else "the comparison, " + " and ".join(ran)
+    parts = [f"## {started}: {title} (`benches/compare.py`)", "",
              f"- Command: `{shlex.join(['python', *sys.argv])}`",
              f"- Load average at the start: {load} ({os.cpu_count()} cores)", ""]
     tmp = Path(tempfile.mkdtemp(prefix="bytebpe-compare-"))
