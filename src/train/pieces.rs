@@ -143,6 +143,13 @@ impl PieceTable {
         self.entry_placed(word, h, tag(h))
     }
 
+    /// Asks for the home slot of a word of hash `h` to be fetched into the cache.
+    #[inline(always)]
+    pub fn prefetch_slot(&self, h: u64) {
+        let mask = self.slots.len().wrapping_sub(1);
+        crate::prefetch::prefetch(self.slots.as_ptr().wrapping_add((h as usize) & mask));
+    }
+
     /// Adds one occurrence of the short word of key `key` ([`pack`]) and hash `h`
     /// ([`hash_short`] of the key).
     #[inline(always)]

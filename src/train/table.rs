@@ -62,23 +62,36 @@ impl Partial {
 
     /// Counts one occurrence of each of `pieces`, which lie in `data` (a short piece's
     /// key is read there in one load). Out of line: the splitter's callback only stores
-    /// pieces ([`Pending`]), so its call is cheap, and this loop runs over many.
+    /// pieces ([`Pending`]), so its call is cheap, and this loop runs over many. All the
+    /// pieces are hashed and their home slots asked for first, then counted: a slot of
+    /// a rare word is a cache miss, and this way the misses of a batch overlap instead of
+    /// following one another (see "Counting" in docs/design.md).
     #[inline(never)]
     fn add_all(&mut self, data: &[u8], pieces: &[&[u8]]) {
-        for &piece in pieces {
+        let mut keys = [0u64; PENDING];
+        let mut hashes = [0u64; PENDING];
+        for ((&piece, key), h) in pieces.iter().zip(&mut keys).zip(&mut hashes) {
             if piece.len() <= SHORT_MAX {
-                let key = pack_in(data, piece);
-                let h = hash_short(key);
-                self.shards[shard_of(h)].add_short(key, h);
+                *key = pack_in(data, piece);
+                *h = hash_short(*key);
             } else {
-                self.add_one(piece);
+                *h = hash(piece);
+            }
+            self.shards[shard_of(*h)].prefetch_slot(*h);
+        }
+        for ((&piece, &key), &h) in pieces.iter().zip(&keys).zip(&hashes) {
+            let shard = &mut self.shards[shard_of(h)];
+            if piece.len() <= SHORT_MAX {
+                shard.add_short(key, h);
+            } else {
+                *shard.entry(piece, h).0 += 1;
             }
         }
     }
 }
 
 /// Pieces gathered for [`Partial::add_all`] at a time.
-const PENDING: usize = 32;
+const PENDING: usize = 64;
 
 /// The pieces of one segment not yet counted: the splitter's callback stores each here,
 /// and every [`PENDING`] of them are counted in one loop. [`Pending::flush`] counts the
