@@ -4,7 +4,7 @@ use rayon::prelude::*;
 
 use crate::decode;
 use crate::document::Document;
-use crate::encode::{self, encode_piece_cached, PieceCache};
+use crate::encode::{self, PieceBatch, PieceCache};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::pretokenize::Pattern;
@@ -135,10 +135,12 @@ impl Tokenizer {
     /// Encodes any bytes; bytes that are not valid UTF-8 become their byte tokens.
     pub fn encode_bytes(&self, data: &[u8]) -> Result<Vec<Rank>> {
         let mut out = Vec::with_capacity(ids_capacity(data.len()));
-        let (vocab, mut cache) = (&self.vocab, PieceCache::of_thread());
+        let (vocab, mut cache, mut batch) =
+            (&self.vocab, PieceCache::of_thread(), PieceBatch::default());
         self.pattern
-            .split_bytes(data, |piece| encode_piece_cached(vocab, piece, &mut out, &mut cache))
+            .split_bytes(data, |piece| batch.push(piece, vocab, &mut out, &mut cache))
             .map_err(match_error)?;
+        batch.flush(vocab, &mut out, &mut cache);
         Ok(out)
     }
 
@@ -219,10 +221,13 @@ impl Tokenizer {
     }
 
     fn encode_text_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
-        let (vocab, mut cache) = (&self.vocab, PieceCache::of_thread());
+        let (vocab, mut cache, mut batch) =
+            (&self.vocab, PieceCache::of_thread(), PieceBatch::default());
         self.pattern
-            .split_text(text, |piece| encode_piece_cached(vocab, piece, out, &mut cache))
-            .map_err(match_error)
+            .split_text(text, |piece| batch.push(piece, vocab, out, &mut cache))
+            .map_err(match_error)?;
+        batch.flush(vocab, out, &mut cache);
+        Ok(())
     }
 }
 

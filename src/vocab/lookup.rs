@@ -80,7 +80,7 @@ pub fn hash(b: &[u8]) -> u64 {
 /// encoding's piece cache and the token lookup. The words are exact for pieces of at most
 /// 16 bytes: with the length they determine the bytes, so two such pieces are equal
 /// exactly when their lengths and words are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PieceKey {
     /// 1 to [`INLINE`] bytes: their [`inline_key`], then 0; 8 or more: the first and the
     /// last 8 bytes (overlapping below 16); empty: 0, 0.
@@ -138,6 +138,14 @@ impl TokenLookup {
         // Positions in `long` stay below the packed keys (memory runs out long before).
         assert!((long.len() as u64) < SHORT_KEYS, "token bytes beyond 2^56");
         Self { slots, mask, long }
+    }
+
+    /// Asks for the first slot a lookup of `piece` reads to be fetched into the cache.
+    #[inline(always)]
+    pub fn prefetch(&self, piece: &PieceKey) {
+        crate::prefetch::prefetch(
+            self.slots.as_ptr().wrapping_add(piece.hash as usize & self.mask),
+        );
     }
 
     /// The id of `bytes`, if they are a token.

@@ -246,6 +246,12 @@ impl Vocab {
         self.lookup.get_keyed(bytes, key)
     }
 
+    /// Asks for the memory [`Self::rank_keyed`] of this key reads first to be fetched.
+    #[inline(always)]
+    pub fn prefetch_rank(&self, key: &PieceKey) {
+        self.lookup.prefetch(key);
+    }
+
     /// Ids by token bytes.
     pub fn ranks(&self) -> &AHashMap<Vec<u8>, Rank> {
         &self.ranks
