@@ -2,16 +2,13 @@
 //! big-endian `u64` (zero-padded), and two tokens whose keys differ compare as their keys
 //! do. Only tokens that share their first 8 bytes (or differ only in trailing zero bytes
 //! there) fall back to comparing bytes. The merge loop's tie-break (smallest left bytes,
-//! then smallest right bytes) is thereby two integer comparisons per side.
-//!
-//! Why a differing key decides: at the first byte where two keys differ, either both
-//! tokens have a byte there (and it decides), or the shorter one is padding (a zero) and
-//! the longer one has a byte above zero there, so the shorter is a prefix of the longer
-//! and comes first, as its smaller key says.
+//! then smallest right bytes) is thereby two integer comparisons per side. Why a differing
+//! key decides: see [`prefix_key`].
 
 use std::cmp::Ordering;
 use std::rc::Rc;
 
+use crate::hash_parts::prefix_key;
 use crate::vocab::Growth;
 use crate::Rank;
 
@@ -24,18 +21,10 @@ pub struct ByteOrder {
     keys: Vec<u64>,
 }
 
-/// The first 8 bytes of `bytes`, zero-padded, as a big-endian number.
-fn key(bytes: &[u8]) -> u64 {
-    let mut first = [0u8; 8];
-    let n = bytes.len().min(8);
-    first[..n].copy_from_slice(&bytes[..n]);
-    u64::from_be_bytes(first)
-}
-
 impl ByteOrder {
     /// The keys of every token of `tokens`.
     pub fn of(tokens: &Tokens) -> Self {
-        Self { keys: (0..tokens.len() as Rank).map(|id| key(tokens.bytes(id))).collect() }
+        Self { keys: (0..tokens.len() as Rank).map(|id| prefix_key(tokens.bytes(id))).collect() }
     }
 
     /// Adds the key of token `id` (new, or any id past the last one keyed) from `tokens`.
@@ -43,7 +32,7 @@ impl ByteOrder {
         if self.keys.len() <= id as usize {
             self.keys.resize(id as usize + 1, 0);
         }
-        self.keys[id as usize] = key(tokens.bytes(id));
+        self.keys[id as usize] = prefix_key(tokens.bytes(id));
     }
 
     /// Tokens `a` and `b` in the order of their bytes (`tokens` holds the bytes).

@@ -3,6 +3,8 @@
 //! the words' bytes. One allocation for all words instead of a vector each, which the
 //! merge loop's arena would copy and free one by one.
 
+use crate::hash_parts::prefix_key;
+
 /// Where a word's bytes are in the buffer, and how often it occurs.
 #[derive(Clone, Copy)]
 struct Entry {
@@ -49,7 +51,7 @@ impl SortedWords {
         let word = |e: &Entry| &bytes[e.start as usize..e.start as usize + e.len as usize];
         pool.install(|| {
             let mut keyed: Vec<(u64, Entry)> =
-                self.entries.par_iter().map(|e| (prefix(word(e)), *e)).collect();
+                self.entries.par_iter().map(|e| (prefix_key(word(e)), *e)).collect();
             keyed.par_sort_unstable_by(|a, b| {
                 a.0.cmp(&b.0).then_with(|| word(&a.1).cmp(word(&b.1)))
             });
@@ -106,17 +108,6 @@ impl PartialEq for SortedWords {
     fn eq(&self, other: &Self) -> bool {
         self.len() == other.len() && self.iter().eq(other.iter())
     }
-}
-
-/// The first 8 bytes of `word`, zero-padded, as a big-endian number. Two words whose
-/// prefixes differ are in the order of their prefixes: a shorter word's padding sorts
-/// before any byte but 0, and a 0 ties, leaving the order to the full comparison.
-#[inline]
-fn prefix(word: &[u8]) -> u64 {
-    let mut first = [0u8; 8];
-    let n = word.len().min(8);
-    first[..n].copy_from_slice(&word[..n]);
-    u64::from_be_bytes(first)
 }
 
 #[cfg(test)]
