@@ -117,9 +117,9 @@ impl<T: TokenBytes> Growth<T> {
     pub fn finish(self, merges: Vec<MergeRecord>) -> Result<Vocab> {
         let mut log = self.log;
         log.extend(merges);
-        let ranks = self.ids.into_iter().map(|(t, id)| (t.into_vec(), id)).collect();
+        drop(self.ids);
         let tokens = self.tokens.into_iter().map(T::into_vec).collect();
-        Vocab::assemble(tokens, ranks, log)
+        Vocab::assemble(tokens, log)
     }
 }
 

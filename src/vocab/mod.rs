@@ -50,11 +50,11 @@ pub struct MergeRecord {
 pub struct Vocab {
     /// Token bytes by id; empty at a hole.
     tokens: Vec<Vec<u8>>,
-    /// Id by token bytes (holes are not in it).
-    ranks: AHashMap<Vec<u8>, Rank>,
     /// The merge log of the merged tokens it has one for, in order.
     merges: Vec<MergeRecord>,
-    /// Id by token bytes again, in the layout encoding's whole-piece lookup wants.
+    /// Id by token bytes (holes are not in it), in the layout encoding's whole-piece
+    /// lookup wants. (A map of `Vec<u8>` keys beside it was a second copy of every token,
+    /// an allocation each, that nothing read.)
     lookup: TokenLookup,
     /// (left, right) -> the token they join into, for each token's canonical split (the
     /// one merging can take, `canonical.rs`). Encoding joins parts through this instead of
@@ -77,9 +77,8 @@ impl Vocab {
     /// The 256 single bytes, nothing merged.
     pub fn bytes_only() -> Self {
         let tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        let ranks = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as Rank)).collect();
         // A single byte has no split into two tokens.
-        Self::with_splits(tokens, ranks, Vec::new(), Vec::new())
+        Self::with_splits(tokens, Vec::new(), Vec::new())
             .expect("nothing to interrupt in 256 single bytes")
     }
 
@@ -121,7 +120,7 @@ impl Vocab {
     /// Builds a vocabulary from token bytes by id (empty bytes: a hole) and the merge log
     /// of some of them, checking that each record joins two tokens into the third.
     pub fn from_tokens(tokens: Vec<Vec<u8>>, merges: Vec<MergeRecord>) -> Result<Self> {
-        let ranks = unique_ranks(&tokens)?;
+        check_unique(&tokens)?;
         for (i, m) in merges.iter().enumerate() {
             let parts = (token_at(&tokens, m.left), token_at(&tokens, m.right));
             interrupt::step(parts.0.map_or(0, <[u8]>::len) + parts.1.map_or(0, <[u8]>::len))?;
@@ -136,40 +135,38 @@ impl Vocab {
                 )));
             }
         }
-        Self::assemble(tokens, ranks, merges)
+        Self::assemble(tokens, merges)
     }
 
-    /// The vocabulary of `tokens` (`ranks` their ids by bytes, checked unique), with the
+    /// The vocabulary of `tokens` (checked unique, every single byte among them), with the
     /// pair table: every split of every token into two tokens, found in time linear in
     /// the total token bytes (`splits.rs`), cut down to the one split merging can take
     /// (`canonical.rs`). Interruptible (see [`interrupt`]).
-    fn assemble(
-        tokens: Vec<Vec<u8>>,
-        ranks: AHashMap<Vec<u8>, Rank>,
-        merges: Vec<MergeRecord>,
-    ) -> Result<Self> {
+    fn assemble(tokens: Vec<Vec<u8>>, merges: Vec<MergeRecord>) -> Result<Self> {
         let splits = splits::token_splits(&tokens)?;
-        Self::with_splits(tokens, ranks, merges, splits)
+        Self::with_splits(tokens, merges, splits)
     }
 
     /// The vocabulary, given the (left, right, token) triples of every split.
     fn with_splits(
         tokens: Vec<Vec<u8>>,
-        ranks: AHashMap<Vec<u8>, Rank>,
         merges: Vec<MergeRecord>,
         splits: Vec<(Rank, Rank, Rank)>,
     ) -> Result<Self> {
-        let bytes = std::array::from_fn(|b| ranks[&[b as u8][..]]);
+        let lookup = TokenLookup::new(&tokens);
+        let mut bytes = [0; 256];
+        for (b, id) in bytes.iter_mut().enumerate() {
+            *id = lookup.get(&[b as u8]).ok_or_else(|| missing_byte(b as u8))?;
+        }
         let pairs = canonical::pair_table(&tokens, &bytes, &splits)?;
         let byte_pairs = (0..1usize << 16)
             .map(|ab| pairs.get(bytes[ab >> 8], bytes[ab & 0xFF]).unwrap_or(NO_JOIN))
             .collect();
         let holes = tokens.iter().filter(|t| t.is_empty()).count();
-        let lookup = TokenLookup::new(&tokens);
         // Ids from 1, so 0 never names a vocabulary.
         static NEXT_IDENTITY: AtomicU64 = AtomicU64::new(1);
         let identity = NEXT_IDENTITY.fetch_add(1, Ordering::Relaxed);
-        Ok(Self { tokens, ranks, merges, lookup, pairs, bytes, byte_pairs, holes, identity })
+        Ok(Self { tokens, merges, lookup, pairs, bytes, byte_pairs, holes, identity })
     }
 
     /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`. Ids
@@ -200,8 +197,8 @@ impl Vocab {
             tokens.resize(expected, Vec::new());
             tokens.push(bytes);
         }
-        let ranks = unique_ranks(&tokens)?;
-        Self::assemble(tokens, ranks, Vec::new())
+        check_unique(&tokens)?;
+        Self::assemble(tokens, Vec::new())
     }
 
     /// Ids in use or reserved (tokens and holes): the next new token's id is at least this.
@@ -250,11 +247,6 @@ impl Vocab {
     #[inline(always)]
     pub fn prefetch_rank(&self, key: &PieceKey) {
         self.lookup.prefetch(key);
-    }
-
-    /// Ids by token bytes.
-    pub fn ranks(&self) -> &AHashMap<Vec<u8>, Rank> {
-        &self.ranks
     }
 
     /// The token that merging `left` and `right` makes: their joined bytes' token when
@@ -308,25 +300,28 @@ fn token_at(tokens: &[Vec<u8>], id: Rank) -> Option<&[u8]> {
     tokens.get(id as usize).map(Vec::as_slice).filter(|t| !t.is_empty())
 }
 
-/// Bytes -> id over the tokens (holes skipped), refusing repeated bytes and a missing
-/// single byte.
-fn unique_ranks(tokens: &[Vec<u8>]) -> Result<AHashMap<Vec<u8>, Rank>> {
-    let mut ranks = AHashMap::with_capacity(tokens.len());
+/// Refuses tokens (holes skipped) that repeat bytes or leave out a single byte.
+fn check_unique(tokens: &[Vec<u8>]) -> Result<()> {
+    let mut ranks: AHashMap<&[u8], Rank> = AHashMap::with_capacity(tokens.len());
     for (id, bytes) in tokens.iter().enumerate().filter(|(_, t)| !t.is_empty()) {
         interrupt::step(bytes.len())?;
-        if let Some(other) = ranks.insert(bytes.clone(), id as Rank) {
+        if let Some(other) = ranks.insert(bytes, id as Rank) {
             return Err(Error::Corrupt(format!(
                 "tokens {other} and {id} have the same bytes {:?}",
                 String::from_utf8_lossy(bytes)
             )));
         }
     }
-    if let Some(b) = (0..=255u8).find(|b| !ranks.contains_key(&[*b][..])) {
-        return Err(Error::Corrupt(format!(
-            "the single byte 0x{b:02x} is not a token; byte-level BPE needs all 256"
-        )));
+    match (0..=255u8).find(|b| !ranks.contains_key(&[*b][..])) {
+        Some(b) => Err(missing_byte(b)),
+        None => Ok(()),
     }
-    Ok(ranks)
+}
+
+fn missing_byte(b: u8) -> Error {
+    Error::Corrupt(format!(
+        "the single byte 0x{b:02x} is not a token; byte-level BPE needs all 256"
+    ))
 }
 
 #[cfg(test)]
