@@ -117,6 +117,7 @@ impl<T: TokenBytes> Growth<T> {
     pub fn finish(self, merges: Vec<MergeRecord>) -> Result<Vocab> {
         let mut log = self.log;
         log.extend(merges);
+        // Freed before the vocabulary is built, not after (the bytes map is not kept).
         drop(self.ids);
         let tokens = self.tokens.into_iter().map(T::into_vec).collect();
         Vocab::assemble(tokens, log)

@@ -53,8 +53,7 @@ pub struct Vocab {
     /// The merge log of the merged tokens it has one for, in order.
     merges: Vec<MergeRecord>,
     /// Id by token bytes (holes are not in it), in the layout encoding's whole-piece
-    /// lookup wants. (A map of `Vec<u8>` keys beside it was a second copy of every token,
-    /// an allocation each, that nothing read.)
+    /// lookup wants; the only bytes-to-id map a vocabulary keeps.
     lookup: TokenLookup,
     /// (left, right) -> the token they join into, for each token's canonical split (the
     /// one merging can take, `canonical.rs`). Encoding joins parts through this instead of

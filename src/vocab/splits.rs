@@ -72,8 +72,9 @@ fn parents<'a>(bytes: impl Fn(usize) -> &'a [u8], n: usize) -> Result<Vec<u32>> 
     // (`memcmp` on bytes spread over the heap was most of building a 65,536-token
     // vocabulary). O(n log n) comparisons whatever the input.
     let mut order: Vec<(u64, u32)> = (0..n as u32)
-        .map(|id| (prefix_key(bytes(id as usize)), id))
-        .filter(|&(_, id)| !bytes(id as usize).is_empty())
+        .map(|id| (bytes(id as usize), id))
+        .filter(|(token, _)| !token.is_empty())
+        .map(|(token, id)| (prefix_key(token), id))
         .collect();
     order.sort_unstable_by(|a, b| {
         a.0.cmp(&b.0).then_with(|| bytes(a.1 as usize).cmp(bytes(b.1 as usize)))
