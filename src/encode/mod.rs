@@ -21,6 +21,8 @@ mod batch;
 mod cache;
 mod flat;
 mod levels;
+#[cfg(target_arch = "x86_64")]
+mod min_avx2;
 
 pub use batch::PieceBatch;
 pub use cache::PieceCache;
@@ -147,7 +149,13 @@ fn merge_by_min<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above; the check reads a cached flag).
-        return unsafe { merge_by_min_avx2::<N>(vocab, piece, out) };
+        return unsafe {
+            if N <= 64 {
+                min_avx2::merge_by_min_in_registers::<N>(vocab, piece, out)
+            } else {
+                merge_by_min_avx2::<N>(vocab, piece, out)
+            }
+        };
     }
     merge_by_min_portable::<N>(vocab, piece, out);
 }

@@ -1,0 +1,186 @@
+//! `merge_by_min`'s rule for pieces of at most 32 bytes, with the keys held in AVX2
+//! registers instead of an array on the stack.
+//!
+//! Each merge changes at most three keys (the merged part's, its left neighbour's, and
+//! the absorbed part's, which goes). Written to the array, the next minimum's 32-byte
+//! loads waited for those 4-byte stores (a store is not forwarded to a wider load), and
+//! the minimum was taken only after both pair-table lookups. Here the three lanes are
+//! masked out and the minimum of the other keys is taken while the lookups are in
+//! flight; the next key is the least of that and the two new keys, which are then
+//! blended into their lanes. The keys and the order of merges are `merge_by_min`'s.
+
+use std::arch::x86_64::{
+    __m256i, _mm256_blendv_epi8, _mm256_castsi256_si128, _mm256_cmpeq_epi32,
+    _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_min_epi32, _mm256_or_si256,
+    _mm256_set1_epi32, _mm256_setr_epi32, _mm_cvtsi128_si32, _mm_min_epi32, _mm_shuffle_epi32,
+};
+
+use crate::vocab::{Vocab, NO_JOIN};
+use crate::Rank;
+
+/// Vectors of 8 keys for the longest piece taken here (64 bytes).
+const MAX_VECTORS: usize = 8;
+
+/// Merges `piece` (at most `N` bytes; N is 8, 16 or 32, with the vocabulary's ids fitting
+/// the keys, as `merge_by_min` checks) and appends its tokens to `out`.
+///
+/// Safety: the CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
+    vocab: &Vocab,
+    piece: &[u8],
+    out: &mut Vec<Rank>,
+) {
+    let n = piece.len();
+    assert!(n <= N && matches!(N, 8 | 16 | 32 | 64), "pieces of at most N <= 64 bytes");
+    let vectors = N / 8;
+    let shift = N.trailing_zeros();
+    const NONE: u8 = u8::MAX;
+    let mut token = [0 as Rank; N];
+    let mut next = [0u8; N];
+    let mut prev = [NONE; N];
+    for (i, &b) in piece.iter().enumerate() {
+        token[i] = vocab.byte_rank(b);
+        next[i] = (i + 1) as u8;
+        prev[i] = (i as u8).wrapping_sub(1);
+    }
+    let pack = |rank: Rank, at: usize| match rank {
+        NO_JOIN => i32::MAX,
+        rank => (rank << shift | at as u32) as i32,
+    };
+    let key_of = |l: Rank, r: Rank, at: usize| pack(vocab.join_parts(l, r).unwrap_or(NO_JOIN), at);
+    let mut first = [i32::MAX; 8 * MAX_VECTORS];
+    for i in 0..n.saturating_sub(1) {
+        first[i] = pack(vocab.join_bytes(piece[i], piece[i + 1]), i);
+    }
+    let none = _mm256_set1_epi32(i32::MAX);
+    let mut keys = [none; MAX_VECTORS];
+    for (v, keys) in keys.iter_mut().enumerate().take(vectors) {
+        // SAFETY: `first` holds 8 * MAX_VECTORS keys, so 8 from 8 * v are inside it.
+        *keys = unsafe { _mm256_loadu_si256(first.as_ptr().add(8 * v).cast()) };
+    }
+    // The lane of each key: its position in the piece.
+    let lanes: [__m256i; MAX_VECTORS] = std::array::from_fn(|v| {
+        let base = 8 * v as i32;
+        _mm256_setr_epi32(
+            base,
+            base + 1,
+            base + 2,
+            base + 3,
+            base + 4,
+            base + 5,
+            base + 6,
+            base + 7,
+        )
+    });
+    let mut least = none;
+    for &k in &keys[..vectors] {
+        least = _mm256_min_epi32(least, k);
+    }
+    let mut best = min_lane(least);
+    while best != i32::MAX {
+        let (rank, at) = ((best as u32) >> shift, (best as usize) & (N - 1));
+        // The part at `at` absorbs the next one, which stops being a part.
+        let right = next[at] as usize;
+        let after = next[right] as usize;
+        let before = prev[at];
+        token[at] = rank;
+        next[at] = after as u8;
+        // The keys that stay, while the lookups below are in flight. `before` may be
+        // NONE, which is no lane.
+        let (at_lane, right_lane, before_lane) = (
+            _mm256_set1_epi32(at as i32),
+            _mm256_set1_epi32(right as i32),
+            _mm256_set1_epi32(i32::from(before)),
+        );
+        let mut least = none;
+        for (k, &lane) in keys.iter_mut().zip(&lanes).take(vectors) {
+            let changed = _mm256_or_si256(
+                _mm256_or_si256(
+                    _mm256_cmpeq_epi32(lane, at_lane),
+                    _mm256_cmpeq_epi32(lane, right_lane),
+                ),
+                _mm256_cmpeq_epi32(lane, before_lane),
+            );
+            *k = _mm256_blendv_epi8(*k, none, changed);
+            least = _mm256_min_epi32(least, *k);
+        }
+        let kept = min_lane(least);
+        let at_key = if after < n {
+            prev[after] = at as u8;
+            key_of(rank, token[after], at)
+        } else {
+            i32::MAX
+        };
+        let before_key = if before != NONE {
+            key_of(token[before as usize], rank, before as usize)
+        } else {
+            i32::MAX
+        };
+        best = kept.min(at_key).min(before_key);
+        let (at_key, before_key) = (_mm256_set1_epi32(at_key), _mm256_set1_epi32(before_key));
+        for (k, &lane) in keys.iter_mut().zip(&lanes).take(vectors) {
+            *k = _mm256_blendv_epi8(*k, at_key, _mm256_cmpeq_epi32(lane, at_lane));
+            *k = _mm256_blendv_epi8(*k, before_key, _mm256_cmpeq_epi32(lane, before_lane));
+        }
+    }
+    let mut i = 0;
+    while i < n {
+        out.push(token[i]);
+        i = next[i] as usize;
+    }
+}
+
+/// The least of the 8 keys in `keys`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn min_lane(keys: __m256i) -> i32 {
+    let half = _mm_min_epi32(_mm256_castsi256_si128(keys), _mm256_extracti128_si256::<1>(keys));
+    let quarter = _mm_min_epi32(half, _mm_shuffle_epi32::<0b11_10_11_10>(half));
+    let eighth = _mm_min_epi32(quarter, _mm_shuffle_epi32::<0b01_01_01_01>(quarter));
+    _mm_cvtsi128_si32(eighth)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::tests::{by_bytes, lcg, random_vocab, vocab};
+
+    type Merger = unsafe fn(&Vocab, &[u8], &mut Vec<Rank>);
+
+    /// Every length each size takes, on vocabularies whose merges make lower-ranked pairs
+    /// and ties (runs of one byte), against the rule on bytes.
+    #[test]
+    fn registers_merge_as_the_rule_on_bytes() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let sizes: [(usize, Merger); 4] = [
+            (8, merge_by_min_in_registers::<8>),
+            (16, merge_by_min_in_registers::<16>),
+            (32, merge_by_min_in_registers::<32>),
+            (64, merge_by_min_in_registers::<64>),
+        ];
+        let runs = vocab(&[b"aa", b"aaaa", b"aaa", b"ab", b"ba", b"aba", b"bab"]);
+        for seed in 0..6u64 {
+            let alphabet: &[u8] = if seed % 2 == 0 { b"ab" } else { b"abcd " };
+            let v = random_vocab(seed + 40, alphabet, 200, 12);
+            let mut next = lcg(seed + 90);
+            for (size, merger) in sizes {
+                for len in 0..=size {
+                    for v in [&v, &runs] {
+                        let piece: Vec<u8> = match next() % 3 {
+                            0 => vec![alphabet[next() % alphabet.len()]; len],
+                            _ => (0..len).map(|_| alphabet[next() % alphabet.len()]).collect(),
+                        };
+                        let mut got = Vec::new();
+                        // SAFETY: the CPU has AVX2 (checked above).
+                        unsafe { merger(v, &piece, &mut got) };
+                        let show = String::from_utf8_lossy(&piece);
+                        assert_eq!(got, by_bytes(v, &piece), "{size}, seed {seed}: {show:?}");
+                    }
+                }
+            }
+        }
+    }
+}
