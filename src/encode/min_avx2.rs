@@ -49,14 +49,14 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
         rank => (rank << shift | at as u32) as i32,
     };
     let key_of = |l: Rank, r: Rank, at: usize| pack(vocab.join_parts(l, r).unwrap_or(NO_JOIN), at);
-    let mut first = [i32::MAX; 8 * MAX_VECTORS];
+    let mut first = [i32::MAX; N];
     for i in 0..n.saturating_sub(1) {
         first[i] = pack(vocab.join_bytes(piece[i], piece[i + 1]), i);
     }
     let none = _mm256_set1_epi32(i32::MAX);
     let mut keys = [none; MAX_VECTORS];
     for (v, keys) in keys.iter_mut().enumerate().take(vectors) {
-        // SAFETY: `first` holds 8 * MAX_VECTORS keys, so 8 from 8 * v are inside it.
+        // SAFETY: `first` holds N = 8 * vectors keys, so 8 from 8 * v are inside it.
         *keys = unsafe { _mm256_loadu_si256(first.as_ptr().add(8 * v).cast()) };
     }
     // The lane of each key: its position in the piece.
