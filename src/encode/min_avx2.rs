@@ -4,14 +4,16 @@
 //! Each merge changes at most three keys (the merged part's, its left neighbour's, and
 //! the absorbed part's, which goes). Written to the array, the next minimum's 32-byte
 //! loads waited for those 4-byte stores (a store is not forwarded to a wider load), and
-//! the minimum was taken only after both pair-table lookups. Here the three lanes are
-//! masked out and the minimum of the other keys is taken while the lookups are in
-//! flight; the next key is the least of that and the two new keys, which are then
-//! blended into their lanes. The keys and the order of merges are `merge_by_min`'s.
+//! the minimum was taken only after both pair-table lookups. Here the lanes from the left
+//! neighbour to the absorbed part are masked out (the lanes between them start no part,
+//! so they hold no key) and the minimum of the other keys is taken while the lookups are
+//! in flight; the next key is the least of that and the two new keys, which are then
+//! blended into their lanes. Only the vectors the piece's bytes take are used. The keys
+//! and the order of merges are `merge_by_min`'s.
 
 use std::arch::x86_64::{
-    __m256i, _mm256_blendv_epi8, _mm256_castsi256_si128, _mm256_cmpeq_epi32,
-    _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_min_epi32, _mm256_or_si256,
+    __m256i, _mm256_and_si256, _mm256_blendv_epi8, _mm256_castsi256_si128, _mm256_cmpeq_epi32,
+    _mm256_cmpgt_epi32, _mm256_extracti128_si256, _mm256_loadu_si256, _mm256_min_epi32,
     _mm256_set1_epi32, _mm256_setr_epi32, _mm_cvtsi128_si32, _mm_min_epi32, _mm_shuffle_epi32,
 };
 
@@ -33,7 +35,8 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
 ) {
     let n = piece.len();
     assert!(n <= N && matches!(N, 8 | 16 | 32 | 64), "pieces of at most N <= 64 bytes");
-    let vectors = N / 8;
+    // The vectors the piece's keys take (the rest would hold no key).
+    let vectors = n.div_ceil(8).max(1);
     let shift = N.trailing_zeros();
     const NONE: u8 = u8::MAX;
     let mut token = [0 as Rank; N];
@@ -56,7 +59,7 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
     let none = _mm256_set1_epi32(i32::MAX);
     let mut keys = [none; MAX_VECTORS];
     for (v, keys) in keys.iter_mut().enumerate().take(vectors) {
-        // SAFETY: `first` holds N = 8 * vectors keys, so 8 from 8 * v are inside it.
+        // SAFETY: `first` holds N >= 8 * vectors keys, so 8 from 8 * v are inside it.
         *keys = unsafe { _mm256_loadu_si256(first.as_ptr().add(8 * v).cast()) };
     }
     // The lane of each key: its position in the piece.
@@ -86,22 +89,16 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
         let before = prev[at];
         token[at] = rank;
         next[at] = after as u8;
-        // The keys that stay, while the lookups below are in flight. `before` may be
-        // NONE, which is no lane.
-        let (at_lane, right_lane, before_lane) = (
-            _mm256_set1_epi32(at as i32),
-            _mm256_set1_epi32(right as i32),
-            _mm256_set1_epi32(i32::from(before)),
-        );
+        // The keys that stay, while the lookups below are in flight: every lane from the
+        // left neighbour (or `at`) to `right` leaves the minimum. Those between them are
+        // no part's start, so they hold no key already.
+        let first_lane = if before == NONE { at } else { usize::from(before) };
+        let (from, to) =
+            (_mm256_set1_epi32(first_lane as i32 - 1), _mm256_set1_epi32(right as i32 + 1));
         let mut least = none;
         for (k, &lane) in keys.iter_mut().zip(&lanes).take(vectors) {
-            let changed = _mm256_or_si256(
-                _mm256_or_si256(
-                    _mm256_cmpeq_epi32(lane, at_lane),
-                    _mm256_cmpeq_epi32(lane, right_lane),
-                ),
-                _mm256_cmpeq_epi32(lane, before_lane),
-            );
+            let changed =
+                _mm256_and_si256(_mm256_cmpgt_epi32(lane, from), _mm256_cmpgt_epi32(to, lane));
             *k = _mm256_blendv_epi8(*k, none, changed);
             least = _mm256_min_epi32(least, *k);
         }
@@ -118,6 +115,8 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
             i32::MAX
         };
         best = kept.min(at_key).min(before_key);
+        let (at_lane, before_lane) =
+            (_mm256_set1_epi32(at as i32), _mm256_set1_epi32(i32::from(before)));
         let (at_key, before_key) = (_mm256_set1_epi32(at_key), _mm256_set1_epi32(before_key));
         for (k, &lane) in keys.iter_mut().zip(&lanes).take(vectors) {
             *k = _mm256_blendv_epi8(*k, at_key, _mm256_cmpeq_epi32(lane, at_lane));
