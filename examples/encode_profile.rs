@@ -9,28 +9,18 @@
 //! RANKS is a file of hex bytes, space, rank, one token a line; DOCS a file of
 //! UTF-8 documents separated by NUL bytes; PATTERN defaults to cl100k.
 
+#[path = "common/ranks.rs"]
+mod ranks;
+
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 use bytebpe::pretokenize::Pattern;
 use bytebpe::tokenizer::Tokenizer;
-use bytebpe::vocab::Vocab;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let ranks_text = std::fs::read_to_string(&args[0]).expect("read RANKS");
-    let ranks = ranks_text
-        .lines()
-        .map(|line| {
-            let (hex, rank) = line.split_once(' ').expect("hex rank");
-            let bytes = (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
-                .collect();
-            (bytes, rank.parse().expect("rank"))
-        })
-        .collect();
-    let vocab = Vocab::from_ranks(ranks, &[]).expect("vocabulary");
+    let vocab = ranks::read_vocab(&args[0]);
     let pattern = Pattern::new(args.get(2).map_or("cl100k", String::as_str)).expect("pattern");
     let repeats: usize = args.get(3).map_or(1, |r| r.parse().expect("repeats"));
     let tok = Tokenizer::new(vocab, pattern, Vec::new()).expect("tokenizer");

@@ -10,27 +10,17 @@
 //! RANKS is a file of hex bytes, space, rank, one token a line (as for `encode_profile`);
 //! DOCS a file of UTF-8 documents separated by NUL bytes; ROUNDS defaults to 7.
 
+#[path = "common/ranks.rs"]
+mod ranks;
+
 use std::time::Instant;
 
 use bytebpe::encode::encode_piece_parts;
 use bytebpe::pretokenize::Pattern;
-use bytebpe::vocab::Vocab;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let ranks = std::fs::read_to_string(&args[0])
-        .expect("read RANKS")
-        .lines()
-        .map(|line| {
-            let (hex, rank) = line.split_once(' ').expect("hex rank");
-            let bytes = (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
-                .collect();
-            (bytes, rank.parse().expect("rank"))
-        })
-        .collect();
-    let vocab = Vocab::from_ranks(ranks, &[]).expect("vocabulary");
+    let vocab = ranks::read_vocab(&args[0]);
     let pattern = Pattern::new("cl100k").expect("pattern");
     let rounds: usize = args.get(2).map_or(7, |r| r.parse().expect("rounds"));
     let data = std::fs::read(&args[1]).expect("read DOCS");

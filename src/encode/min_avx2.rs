@@ -1,4 +1,4 @@
-//! `merge_by_min`'s rule for pieces of at most 32 bytes, with the keys held in AVX2
+//! `merge_by_min`'s rule for pieces of at most 64 bytes, with the keys held in AVX2
 //! registers instead of an array on the stack.
 //!
 //! Each merge changes at most three keys (the merged part's, its left neighbour's, and
@@ -17,13 +17,14 @@ use std::arch::x86_64::{
     _mm256_set1_epi32, _mm256_setr_epi32, _mm_cvtsi128_si32, _mm_min_epi32, _mm_shuffle_epi32,
 };
 
-use crate::vocab::{Vocab, NO_JOIN};
+use super::{join_key, push_parts, Unmerged, NO_PART};
+use crate::vocab::Vocab;
 use crate::Rank;
 
 /// Vectors of 8 keys for the longest piece taken here (64 bytes).
 const MAX_VECTORS: usize = 8;
 
-/// Merges `piece` (at most `N` bytes; N is 8, 16 or 32, with the vocabulary's ids fitting
+/// Merges `piece` (at most `N` bytes; N is 8, 16, 32 or 64, with the vocabulary's ids fitting
 /// the keys, as `merge_by_min` checks) and appends its tokens to `out`.
 ///
 /// Safety: the CPU must have AVX2.
@@ -38,24 +39,8 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
     // The vectors the piece's keys take (the rest would hold no key).
     let vectors = n.div_ceil(8).max(1);
     let shift = N.trailing_zeros();
-    const NONE: u8 = u8::MAX;
-    let mut token = [0 as Rank; N];
-    let mut next = [0u8; N];
-    let mut prev = [NONE; N];
-    for (i, &b) in piece.iter().enumerate() {
-        token[i] = vocab.byte_rank(b);
-        next[i] = (i + 1) as u8;
-        prev[i] = (i as u8).wrapping_sub(1);
-    }
-    let pack = |rank: Rank, at: usize| match rank {
-        NO_JOIN => i32::MAX,
-        rank => (rank << shift | at as u32) as i32,
-    };
-    let key_of = |l: Rank, r: Rank, at: usize| pack(vocab.join_parts(l, r).unwrap_or(NO_JOIN), at);
-    let mut first = [i32::MAX; N];
-    for i in 0..n.saturating_sub(1) {
-        first[i] = pack(vocab.join_bytes(piece[i], piece[i + 1]), i);
-    }
+    let mut parts = Unmerged::<N>::new(vocab, piece);
+    let Unmerged { token, next, prev, key: first } = &mut parts;
     let none = _mm256_set1_epi32(i32::MAX);
     let mut keys = [none; MAX_VECTORS];
     for (v, keys) in keys.iter_mut().enumerate().take(vectors) {
@@ -92,7 +77,7 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
         // The keys that stay, while the lookups below are in flight: every lane from the
         // left neighbour (or `at`) to `right` leaves the minimum. Those between them are
         // no part's start, so they hold no key already.
-        let first_lane = if before == NONE { at } else { usize::from(before) };
+        let first_lane = if before == NO_PART { at } else { usize::from(before) };
         let (from, to) =
             (_mm256_set1_epi32(first_lane as i32 - 1), _mm256_set1_epi32(right as i32 + 1));
         let mut least = none;
@@ -105,12 +90,12 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
         let kept = min_lane(least);
         let at_key = if after < n {
             prev[after] = at as u8;
-            key_of(rank, token[after], at)
+            join_key::<N>(vocab, rank, token[after], at)
         } else {
             i32::MAX
         };
-        let before_key = if before != NONE {
-            key_of(token[before as usize], rank, before as usize)
+        let before_key = if before != NO_PART {
+            join_key::<N>(vocab, token[before as usize], rank, before as usize)
         } else {
             i32::MAX
         };
@@ -123,11 +108,7 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
             *k = _mm256_blendv_epi8(*k, before_key, _mm256_cmpeq_epi32(lane, before_lane));
         }
     }
-    let mut i = 0;
-    while i < n {
-        out.push(token[i]);
-        i = next[i] as usize;
-    }
+    push_parts(token, next, n, out);
 }
 
 /// The least of the 8 keys in `keys`.

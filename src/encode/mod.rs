@@ -174,26 +174,7 @@ fn merge_by_min_portable<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut 
     let n = piece.len();
     assert!(n <= N && N <= 128 && N.is_power_of_two(), "pieces of at most N <= 128 bytes");
     let shift = N.trailing_zeros();
-    const NONE: u8 = u8::MAX;
-    let mut token = [0 as Rank; N];
-    let mut key = [i32::MAX; N];
-    // The parts in order: where the next one starts (n: none), where the previous starts.
-    let mut next = [0u8; N];
-    let mut prev = [NONE; N];
-    for (i, &b) in piece.iter().enumerate() {
-        token[i] = vocab.byte_rank(b);
-        next[i] = (i + 1) as u8;
-        prev[i] = (i as u8).wrapping_sub(1);
-    }
-    let pack = |rank: Rank, at: usize| match rank {
-        NO_JOIN => i32::MAX,
-        rank => (rank << shift | at as u32) as i32,
-    };
-    let key_of = |l: Rank, r: Rank, at: usize| pack(vocab.join_parts(l, r).unwrap_or(NO_JOIN), at);
-    // The first joins are of two bytes: read directly, not hashed.
-    for i in 0..n.saturating_sub(1) {
-        key[i] = pack(vocab.join_bytes(piece[i], piece[i + 1]), i);
-    }
+    let Unmerged { mut token, mut next, mut prev, mut key } = Unmerged::<N>::new(vocab, piece);
     loop {
         let best = key.iter().fold(i32::MAX, |m, &k| m.min(k));
         if best == i32::MAX {
@@ -208,15 +189,73 @@ fn merge_by_min_portable<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut 
         next[at] = after as u8;
         key[at] = if after < n {
             prev[after] = at as u8;
-            key_of(rank, token[after], at)
+            join_key::<N>(vocab, rank, token[after], at)
         } else {
             i32::MAX
         };
         let before = prev[at];
-        if before != NONE {
-            key[before as usize] = key_of(token[before as usize], rank, before as usize);
+        if before != NO_PART {
+            key[before as usize] =
+                join_key::<N>(vocab, token[before as usize], rank, before as usize);
         }
     }
+    push_parts(&token, &next, n, out);
+}
+
+/// `prev` of a piece's first part: no part before it.
+const NO_PART: u8 = u8::MAX;
+
+/// A piece of at most `N` bytes before any merge, for the mergers on packed keys: each
+/// byte's token, each part linked to the next (`n`: none) and to the previous
+/// ([`NO_PART`]: none), and each part's key with the next ([`join_key`]; the first joins
+/// are of two bytes, read directly, not hashed).
+struct Unmerged<const N: usize> {
+    token: [Rank; N],
+    next: [u8; N],
+    prev: [u8; N],
+    key: [i32; N],
+}
+
+impl<const N: usize> Unmerged<N> {
+    #[inline(always)]
+    fn new(vocab: &Vocab, piece: &[u8]) -> Self {
+        let mut parts =
+            Self { token: [0; N], next: [0; N], prev: [NO_PART; N], key: [i32::MAX; N] };
+        for (i, &b) in piece.iter().enumerate() {
+            parts.token[i] = vocab.byte_rank(b);
+            parts.next[i] = (i + 1) as u8;
+            parts.prev[i] = (i as u8).wrapping_sub(1);
+        }
+        for i in 0..piece.len().saturating_sub(1) {
+            parts.key[i] = pack::<N>(vocab.join_bytes(piece[i], piece[i + 1]), i);
+        }
+        parts
+    }
+}
+
+/// The key of a merge of rank `rank` at the part starting at `at`: `rank << log2(N) | at`
+/// (`NO_JOIN`: `i32::MAX`, no merge).
+#[inline(always)]
+fn pack<const N: usize>(rank: Rank, at: usize) -> i32 {
+    match rank {
+        NO_JOIN => i32::MAX,
+        rank => (rank << N.trailing_zeros() | at as u32) as i32,
+    }
+}
+
+/// The key of joining the parts `left` and `right`, the left one starting at `at` (ranks
+/// fit the keys: [`fits_keys`]).
+#[inline(always)]
+fn join_key<const N: usize>(vocab: &Vocab, left: Rank, right: Rank, at: usize) -> i32 {
+    match vocab.join_parts(left, right) {
+        Some(rank) => (rank << N.trailing_zeros() | at as u32) as i32,
+        None => i32::MAX,
+    }
+}
+
+/// Appends the tokens of the parts, in order, from the part at 0.
+#[inline(always)]
+fn push_parts(token: &[Rank], next: &[u8], n: usize, out: &mut Vec<Rank>) {
     let mut i = 0;
     while i < n {
         out.push(token[i]);
@@ -270,11 +309,7 @@ fn merge_by_scan<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank
             join[before] = joined(token[before], best);
         }
     }
-    let mut i = 0;
-    while i < n {
-        out.push(token[i]);
-        i = next[i] as usize;
-    }
+    push_parts(&token, &next, n, out);
 }
 
 #[cfg(test)]
