@@ -234,21 +234,27 @@ impl<const N: usize> Unmerged<N> {
 }
 
 /// The key of a merge of rank `rank` at the part starting at `at`: `rank << log2(N) | at`
-/// (`NO_JOIN`: `i32::MAX`, no merge).
+/// (ranks fit the keys: [`fits_keys`]).
+#[inline(always)]
+fn key_at<const N: usize>(rank: Rank, at: usize) -> i32 {
+    (rank << N.trailing_zeros() | at as u32) as i32
+}
+
+/// [`key_at`] of a rank read from the two-byte table (`NO_JOIN`: `i32::MAX`, no merge).
 #[inline(always)]
 fn pack<const N: usize>(rank: Rank, at: usize) -> i32 {
     match rank {
         NO_JOIN => i32::MAX,
-        rank => (rank << N.trailing_zeros() | at as u32) as i32,
+        rank => key_at::<N>(rank, at),
     }
 }
 
-/// The key of joining the parts `left` and `right`, the left one starting at `at` (ranks
-/// fit the keys: [`fits_keys`]).
+/// The key of joining the parts `left` and `right`, the left one starting at `at`
+/// (`i32::MAX`: they join into no token).
 #[inline(always)]
 fn join_key<const N: usize>(vocab: &Vocab, left: Rank, right: Rank, at: usize) -> i32 {
     match vocab.join_parts(left, right) {
-        Some(rank) => (rank << N.trailing_zeros() | at as u32) as i32,
+        Some(rank) => key_at::<N>(rank, at),
         None => i32::MAX,
     }
 }
