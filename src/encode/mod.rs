@@ -21,13 +21,13 @@ mod batch;
 mod cache;
 mod flat;
 mod levels;
-#[cfg(target_arch = "x86_64")]
-mod min_avx2;
+mod min;
 
 pub use batch::PieceBatch;
 pub use cache::PieceCache;
 pub use flat::{write_ids, FlatBatch};
 use levels::merge_by_levels;
+use min::{fits_keys, merge_by_min};
 
 /// Appends the tokens of `piece` to `out`.
 #[inline]
@@ -132,133 +132,6 @@ pub fn encode_piece_parts(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
     }
 }
 
-/// Whether every `rank << log2(N) | position` key stays below `i32::MAX` (N a power of two).
-fn fits_keys<const N: usize>(vocab: &Vocab) -> bool {
-    (vocab.len() as u64) < (1u64 << (31 - N.trailing_zeros()))
-}
-
-/// tiktoken's rule for pieces of at most `N` bytes (N a power of two, at most 128, with
-/// [`fits_keys`]): each part's candidate merge is one key, `rank << log2(N) | the part's
-/// first byte`, in an array indexed by that byte (`i32::MAX`: none), so the lowest key is
-/// the lowest rank and then the leftmost part, exactly tiktoken's choice, and finding it
-/// is a minimum over N keys with no branches. Keys are i32 because baseline x86-64 (SSE2)
-/// compares signed 32-bit lanes, so the minimum vectorizes. On x86-64 with AVX2 the same
-/// code is compiled for it ([`merge_by_min_avx2`]): one `vpminsd` per 8 keys instead of
-/// four SSE2 instructions per 4 keys, the minimum being most of the work per merge.
-fn merge_by_min<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2 (checked just above; the check reads a cached flag).
-        return unsafe {
-            if N <= 64 {
-                min_avx2::merge_by_min_in_registers::<N>(vocab, piece, out)
-            } else {
-                merge_by_min_avx2::<N>(vocab, piece, out)
-            }
-        };
-    }
-    merge_by_min_portable::<N>(vocab, piece, out);
-}
-
-/// [`merge_by_min_portable`] compiled for AVX2. Safety: the CPU must have AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn merge_by_min_avx2<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
-    merge_by_min_portable::<N>(vocab, piece, out);
-}
-
-/// [`merge_by_min`] for any CPU (inlined into each caller, so it is compiled for the
-/// caller's target features).
-#[inline(always)]
-fn merge_by_min_portable<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
-    let n = piece.len();
-    assert!(n <= N && N <= 128 && N.is_power_of_two(), "pieces of at most N <= 128 bytes");
-    let shift = N.trailing_zeros();
-    let Unmerged { mut token, mut next, mut prev, mut key } = Unmerged::<N>::new(vocab, piece);
-    loop {
-        let best = key.iter().fold(i32::MAX, |m, &k| m.min(k));
-        if best == i32::MAX {
-            break;
-        }
-        let (rank, at) = ((best as u32) >> shift, (best as usize) & (N - 1));
-        // The part at `at` absorbs the next one, which stops being a part.
-        let right = next[at] as usize;
-        key[right] = i32::MAX;
-        token[at] = rank;
-        let after = next[right] as usize;
-        next[at] = after as u8;
-        key[at] = if after < n {
-            prev[after] = at as u8;
-            join_key::<N>(vocab, rank, token[after], at)
-        } else {
-            i32::MAX
-        };
-        let before = prev[at];
-        if before != NO_PART {
-            key[before as usize] =
-                join_key::<N>(vocab, token[before as usize], rank, before as usize);
-        }
-    }
-    push_parts(&token, &next, n, out);
-}
-
-/// `prev` of a piece's first part: no part before it.
-const NO_PART: u8 = u8::MAX;
-
-/// A piece of at most `N` bytes before any merge, for the mergers on packed keys: each
-/// byte's token, each part linked to the next (`n`: none) and to the previous
-/// ([`NO_PART`]: none), and each part's key with the next ([`join_key`]; the first joins
-/// are of two bytes, read directly, not hashed).
-struct Unmerged<const N: usize> {
-    token: [Rank; N],
-    next: [u8; N],
-    prev: [u8; N],
-    key: [i32; N],
-}
-
-impl<const N: usize> Unmerged<N> {
-    #[inline(always)]
-    fn new(vocab: &Vocab, piece: &[u8]) -> Self {
-        let mut parts =
-            Self { token: [0; N], next: [0; N], prev: [NO_PART; N], key: [i32::MAX; N] };
-        for (i, &b) in piece.iter().enumerate() {
-            parts.token[i] = vocab.byte_rank(b);
-            parts.next[i] = (i + 1) as u8;
-            parts.prev[i] = (i as u8).wrapping_sub(1);
-        }
-        for i in 0..piece.len().saturating_sub(1) {
-            parts.key[i] = pack::<N>(vocab.join_bytes(piece[i], piece[i + 1]), i);
-        }
-        parts
-    }
-}
-
-/// The key of a merge of rank `rank` at the part starting at `at`: `rank << log2(N) | at`
-/// (ranks fit the keys: [`fits_keys`]).
-#[inline(always)]
-fn key_at<const N: usize>(rank: Rank, at: usize) -> i32 {
-    (rank << N.trailing_zeros() | at as u32) as i32
-}
-
-/// [`key_at`] of a rank read from the two-byte table (`NO_JOIN`: `i32::MAX`, no merge).
-#[inline(always)]
-fn pack<const N: usize>(rank: Rank, at: usize) -> i32 {
-    match rank {
-        NO_JOIN => i32::MAX,
-        rank => key_at::<N>(rank, at),
-    }
-}
-
-/// The key of joining the parts `left` and `right`, the left one starting at `at`
-/// (`i32::MAX`: they join into no token).
-#[inline(always)]
-fn join_key<const N: usize>(vocab: &Vocab, left: Rank, right: Rank, at: usize) -> i32 {
-    match vocab.join_parts(left, right) {
-        Some(rank) => key_at::<N>(rank, at),
-        None => i32::MAX,
-    }
-}
-
 /// Appends the tokens of the parts, in order, from the part at 0.
 #[inline(always)]
 fn push_parts(token: &[Rank], next: &[u8], n: usize, out: &mut Vec<Rank>) {
@@ -320,6 +193,7 @@ fn merge_by_scan<const N: usize>(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank
 
 #[cfg(test)]
 mod tests {
+    use super::min::merge_by_min_portable;
     use super::*;
 
     pub(super) fn vocab(extra: &[&[u8]]) -> Vocab {
@@ -484,6 +358,76 @@ mod tests {
                 assert_eq!(kept, want, "seed {seed}: {token:?}");
             }
         }
+    }
+
+    /// Vocabularies of random merges of the bytes of a few Cyrillic and Tamil letters and
+    /// ASCII, so characters are made early or late, and their bytes also merge with their
+    /// neighbours' (the contexts that make a character merge from bytes): every merger
+    /// against the rule on bytes, on pieces of those letters and of their loose bytes.
+    #[test]
+    fn characters_taken_whole_merge_as_the_rule_on_bytes() {
+        let letters = ["о", "в", "с", "ய", "க", "்", " ", "a"];
+        let alphabet: Vec<u8> = {
+            let mut bytes: Vec<u8> = letters.concat().into_bytes();
+            bytes.sort_unstable();
+            bytes.dedup();
+            bytes
+        };
+        let (mut whole, mut refused) = (0, 0);
+        for seed in 0..200u64 {
+            let mut next = lcg(seed + 800);
+            // Half the vocabularies as training makes them (ranks in merge order), half
+            // of random tokens in random order (a token may rank before its parts).
+            let v = if seed % 2 == 0 {
+                random_vocab(seed + 700, &alphabet, 60 + (seed as usize % 8) * 30, 9)
+            } else {
+                let mut tokens: Vec<Vec<u8>> =
+                    letters.iter().filter(|l| l.len() > 1).map(|l| l.as_bytes().to_vec()).collect();
+                while tokens.len() < 120 {
+                    let len = 2 + next() % 5;
+                    let token: Vec<u8> =
+                        (0..len).map(|_| alphabet[next() % alphabet.len()]).collect();
+                    if !tokens.contains(&token) {
+                        tokens.push(token);
+                    }
+                }
+                for i in (1..tokens.len()).rev() {
+                    tokens.swap(i, next() % (i + 1));
+                }
+                let tokens: Vec<&[u8]> = tokens.iter().map(Vec::as_slice).collect();
+                vocab(&tokens)
+            };
+            for _ in 0..80 {
+                let len = 1 + next() % 40;
+                let piece: Vec<u8> = if next() % 4 == 0 {
+                    (0..len * 2).map(|_| alphabet[next() % alphabet.len()]).collect()
+                } else {
+                    (0..len).flat_map(|_| letters[next() % letters.len()].bytes()).collect()
+                };
+                for i in 0..piece.len() {
+                    let taken = v.char_part(&piece, i).is_some();
+                    let alone = std::str::from_utf8(&piece[i..])
+                        .ok()
+                        .and_then(|s| s.chars().next())
+                        .map(|c| c.to_string().into_bytes())
+                        .and_then(|c| v.char_part(&c, 0));
+                    whole += usize::from(taken);
+                    refused += usize::from(!taken && alone.is_some());
+                }
+                let want = by_bytes(&v, &piece);
+                let show = String::from_utf8_lossy(&piece);
+                let mut got = Vec::new();
+                encode_piece_parts(&v, &piece, &mut got);
+                assert_eq!(got, want, "seed {seed}: {show:?}");
+                if piece.len() < LONG_PIECE {
+                    let mut portable = Vec::new();
+                    merge_by_min_portable::<LONG_PIECE>(&v, &piece, &mut portable);
+                    assert_eq!(portable, want, "seed {seed}: {show:?}");
+                }
+            }
+        }
+        // Both kinds of character were met: taken whole, and refused for a context.
+        assert!(whole > 2000 && refused > 100, "{whole} taken whole, {refused} refused");
     }
 
     #[test]

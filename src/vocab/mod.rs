@@ -2,6 +2,7 @@
 //! made them ([`MergeRecord`]); [`Growth`] adds tokens to it.
 
 mod canonical;
+mod chars;
 mod growth;
 mod lookup;
 mod pairs;
@@ -9,6 +10,7 @@ mod splits;
 
 #[cfg(test)]
 pub(crate) use canonical::CHECKED as CHECKED_SPLIT_LEN;
+use chars::CharParts;
 pub use growth::{next_free, Growth, Joined, TokenBytes};
 use lookup::TokenLookup;
 pub use lookup::{hash as hash_bytes, PieceKey};
@@ -65,6 +67,9 @@ pub struct Vocab {
     /// piece's first joins are of bytes, and a direct read of a few rows (the lead bytes
     /// of one script) stays in the cache where hashed slots are spread over the table.
     byte_pairs: Box<[Rank]>,
+    /// The multi-byte characters encoding may take as one part from the start
+    /// (`chars.rs`).
+    chars: CharParts,
     /// How many ids are holes.
     holes: usize,
     /// Unique to this vocabulary (and its clones): what encoding's piece cache, kept
@@ -161,11 +166,12 @@ impl Vocab {
         let byte_pairs = (0..1usize << 16)
             .map(|ab| pairs.get(bytes[ab >> 8], bytes[ab & 0xFF]).unwrap_or(NO_JOIN))
             .collect();
+        let chars = CharParts::new(&tokens, &bytes, &pairs);
         let holes = tokens.iter().filter(|t| t.is_empty()).count();
         // Ids from 1, so 0 never names a vocabulary.
         static NEXT_IDENTITY: AtomicU64 = AtomicU64::new(1);
         let identity = NEXT_IDENTITY.fetch_add(1, Ordering::Relaxed);
-        Ok(Self { tokens, merges, lookup, pairs, bytes, byte_pairs, holes, identity })
+        Ok(Self { tokens, merges, lookup, pairs, bytes, byte_pairs, chars, holes, identity })
     }
 
     /// Builds a vocabulary from (bytes, id) pairs, as tiktoken's `mergeable_ranks`. Ids
@@ -269,6 +275,20 @@ impl Vocab {
     pub(crate) fn join_bytes(&self, first: u8, second: u8) -> Rank {
         // SAFETY: the table has 2^16 entries, one for each two bytes.
         unsafe { *self.byte_pairs.get_unchecked(usize::from(first) << 8 | usize::from(second)) }
+    }
+
+    /// The token of the multi-byte character that starts at `piece[i]` and its length,
+    /// when merging that piece is sure to make the character's token whatever else is in
+    /// it (`chars.rs`), so the mergers may start from it.
+    #[inline(always)]
+    pub(crate) fn char_part(&self, piece: &[u8], i: usize) -> Option<(Rank, usize)> {
+        self.chars.part_at(piece, i)
+    }
+
+    /// Whether some character can be taken whole ([`Self::char_part`]).
+    #[inline(always)]
+    pub(crate) fn has_char_parts(&self) -> bool {
+        !self.chars.is_empty()
     }
 
     /// A number no other vocabulary of this process has (clones share it: they have the

@@ -151,7 +151,7 @@ impl PairTable {
     }
 
     /// Every (left, right, id) held, in slot order.
-    fn entries(&self) -> Vec<(u32, u32, u32)> {
+    pub(super) fn entries(&self) -> Vec<(u32, u32, u32)> {
         (0..self.slots.len())
             .filter(|&i| self.slots[i] != EMPTY)
             .map(|i| {

@@ -17,7 +17,8 @@ use std::arch::x86_64::{
     _mm256_set1_epi32, _mm256_setr_epi32, _mm_cvtsi128_si32, _mm_min_epi32, _mm_shuffle_epi32,
 };
 
-use super::{join_key, push_parts, Unmerged, NO_PART};
+use super::{join_key, Unmerged, NO_PART};
+use crate::encode::push_parts;
 use crate::vocab::Vocab;
 use crate::Rank;
 
