@@ -196,13 +196,7 @@ mod tests {
     use super::min::merge_by_min_portable;
     use super::*;
 
-    pub(super) fn vocab(extra: &[&[u8]]) -> Vocab {
-        let mut ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], b as Rank)).collect();
-        for (i, t) in extra.iter().enumerate() {
-            ranks.push((t.to_vec(), 256 + i as Rank));
-        }
-        Vocab::from_ranks(ranks, &[]).unwrap()
-    }
+    pub(super) use crate::vocab::bytes_then as vocab;
 
     /// A piece merger of this module.
     type Merger = fn(&Vocab, &[u8], &mut Vec<Rank>);

@@ -92,16 +92,8 @@ fn merge_alone(table: &PairTable, byte_ids: &[Rank; 256], bytes: &[u8], parts: &
 
 #[cfg(test)]
 mod tests {
-    use crate::vocab::Vocab;
+    use crate::vocab::bytes_then as vocab;
     use crate::Rank;
-
-    fn vocab(extra: &[&[u8]]) -> Vocab {
-        let mut ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], b as Rank)).collect();
-        for (i, t) in extra.iter().enumerate() {
-            ranks.push((t.to_vec(), 256 + i as Rank));
-        }
-        Vocab::from_ranks(ranks, &[]).unwrap()
-    }
 
     #[test]
     fn keeps_the_split_merging_takes() {

@@ -270,17 +270,7 @@ fn merges_alone(
 
 #[cfg(test)]
 mod tests {
-    use crate::vocab::Vocab;
-    use crate::Rank;
-
-    /// The single bytes at ids 0..=255, then `extra` in order.
-    fn vocab(extra: &[&[u8]]) -> Vocab {
-        let mut ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], b as Rank)).collect();
-        for (i, t) in extra.iter().enumerate() {
-            ranks.push((t.to_vec(), 256 + i as Rank));
-        }
-        Vocab::from_ranks(ranks, &[]).unwrap()
-    }
+    use crate::vocab::bytes_then as vocab;
 
     const O: &[u8] = "о".as_bytes(); // D0 BE
 

@@ -315,6 +315,17 @@ impl Vocab {
     }
 }
 
+/// The single bytes at ids 0..=255, then `extra` in order: the vocabularies tests build
+/// by hand.
+#[cfg(test)]
+pub(crate) fn bytes_then(extra: &[&[u8]]) -> Vocab {
+    let mut ranks: Vec<(Vec<u8>, Rank)> = (0..=255u8).map(|b| (vec![b], b as Rank)).collect();
+    for (i, t) in extra.iter().enumerate() {
+        ranks.push((t.to_vec(), 256 + i as Rank));
+    }
+    Vocab::from_ranks(ranks, &[]).unwrap()
+}
+
 fn token_at(tokens: &[Vec<u8>], id: Rank) -> Option<&[u8]> {
     tokens.get(id as usize).map(Vec::as_slice).filter(|t| !t.is_empty())
 }
