@@ -188,7 +188,8 @@ impl CharParts {
         // makes the character merge from bytes, which is never wrong.
         let before = match i.checked_sub(4) {
             Some(from) => load4(piece, from),
-            None => pack(&piece[..i]) << (8 * (4 - i)),
+            // Shifted so the byte before `i` is highest (nothing before the piece: 0).
+            None => pack(&piece[..i]).checked_shl(8 * (4 - i) as u32).unwrap_or(0),
         };
         let after = load4(piece, end);
         let mut near = 0;
