@@ -66,7 +66,7 @@ pub(super) fn pair_table(
     let mut parts = Vec::new();
     for &(len, token) in &to_check {
         interrupt::step(len * len)?;
-        merge_alone(&table, byte_ids, &tokens[token as usize], &mut parts);
+        merge_alone(&table, byte_ids, &tokens[token as usize], &mut parts, |_, _, _| {});
         if let [l, r] = parts[..] {
             table.insert(l, r, token);
         }
@@ -75,8 +75,15 @@ pub(super) fn pair_table(
 }
 
 /// The parts `bytes` merge into through `table` alone: the lowest rank first, the
-/// leftmost on ties (the encoding rule, plainly: pieces here are at most [`CHECKED`]).
-fn merge_alone(table: &PairTable, byte_ids: &[Rank; 256], bytes: &[u8], parts: &mut Vec<Rank>) {
+/// leftmost on ties (the encoding rule, plainly: pieces here are short). Before each merge,
+/// `on_merge` sees the parts, where the merge is and its rank.
+pub(super) fn merge_alone(
+    table: &PairTable,
+    byte_ids: &[Rank; 256],
+    bytes: &[u8],
+    parts: &mut Vec<Rank>,
+    mut on_merge: impl FnMut(&[Rank], usize, Rank),
+) {
     parts.clear();
     parts.extend(bytes.iter().map(|&b| byte_ids[b as usize]));
     while let Some((rank, at)) = parts
@@ -85,6 +92,7 @@ fn merge_alone(table: &PairTable, byte_ids: &[Rank; 256], bytes: &[u8], parts: &
         .filter_map(|(i, w)| table.get_below_bound(w[0], w[1]).map(|rank| (rank, i)))
         .min()
     {
+        on_merge(parts, at, rank);
         parts[at] = rank;
         parts.remove(at + 1);
     }

@@ -32,6 +32,7 @@
 
 use std::collections::HashMap;
 
+use super::canonical::merge_alone;
 use super::pairs::PairTable;
 use crate::Rank;
 
@@ -97,10 +98,10 @@ impl CharParts {
         let mut ending_with: HashMap<Rank, Vec<(Rank, Rank)>> = HashMap::new();
         let mut starting_with: HashMap<Rank, Vec<(Rank, Rank)>> = HashMap::new();
         for (_, token, _, first, last) in &chars {
-            for &(part, _) in first.iter().chain([&(*token, 0)]) {
+            for part in first.iter().map(|&(part, _)| part).chain([*token]) {
                 ending_with.entry(part).or_default();
             }
-            for &(part, _) in last.iter().chain([&(*token, 0)]) {
+            for part in last.iter().map(|&(part, _)| part).chain([*token]) {
                 starting_with.entry(part).or_default();
             }
         }
@@ -250,12 +251,9 @@ fn merges_alone(
     pairs: &PairTable,
     id: Rank,
 ) -> Option<(Rank, Parts, Parts)> {
-    let mut parts: Vec<Rank> = bytes.iter().map(|&b| byte_ids[b as usize]).collect();
     let (mut first, mut last, mut highest) = (Vec::new(), Vec::new(), 0);
-    while parts.len() > 1 {
-        let (rank, at) = (0..parts.len() - 1)
-            .filter_map(|i| pairs.get(parts[i], parts[i + 1]).map(|r| (r, i)))
-            .min()?;
+    let mut parts = Vec::new();
+    merge_alone(pairs, byte_ids, bytes, &mut parts, |parts, at, rank| {
         highest = highest.max(rank);
         if at == 0 {
             first.push((parts[0], highest));
@@ -263,10 +261,8 @@ fn merges_alone(
         if at + 2 == parts.len() {
             last.push((parts[at + 1], highest));
         }
-        parts[at] = rank;
-        parts.remove(at + 1);
-    }
-    (parts[0] == id).then_some((highest, first, last))
+    });
+    (parts == [id]).then_some((highest, first, last))
 }
 
 #[cfg(test)]
