@@ -105,6 +105,21 @@ impl WordArena {
         self.entries[w as usize].count
     }
 
+    /// `parts` runs of consecutive words with about as many tokens each, as word ranges
+    /// (fewer runs where one word holds many tokens; one run for an empty arena).
+    pub fn even_runs(&self, parts: usize) -> Vec<std::ops::Range<u32>> {
+        let (n, total) = (self.entries.len(), self.tokens.len() as u64);
+        let mut cuts: Vec<usize> = (1..parts.max(1) as u64)
+            // Words lie in id order, so starts ascend with the ids.
+            .map(|k| self.entries.partition_point(|e| e.start * (parts as u64) < total * k))
+            .collect();
+        cuts.dedup();
+        cuts.retain(|&c| c > 0 && c < n);
+        let starts = std::iter::once(0).chain(cuts.iter().copied());
+        let ends = cuts.iter().copied().chain(std::iter::once(n));
+        starts.zip(ends).map(|(a, b)| a as u32..b as u32).collect()
+    }
+
     /// The whole arena, writable.
     pub fn all_mut(&mut self) -> WordsMut<'_> {
         WordsMut { tokens: &mut self.tokens, offset: 0, entries: &mut self.entries, first: 0 }
@@ -194,6 +209,27 @@ impl WordsMut<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn even_runs_cover_the_words_by_tokens() {
+        let lens = [3, 1, 0, 8, 2, 2, 5, 1, 1, 9, 4];
+        let words: Vec<(Vec<Rank>, u64)> = lens.iter().map(|&n| (vec![7; n], 1)).collect();
+        let arena = WordArena::new(words).unwrap();
+        for parts in 0..=14 {
+            let runs = arena.even_runs(parts);
+            assert_eq!(runs[0].start, 0, "{parts}");
+            assert_eq!(runs.last().unwrap().end, lens.len() as u32, "{parts}");
+            assert!(runs.windows(2).all(|r| r[0].end == r[1].start && r[0].start < r[0].end));
+            assert!(runs.len() <= parts.max(1), "{parts}: {runs:?}");
+        }
+        // 36 tokens: a run ends at the first word starting at or past its share (words 4,
+        // 7 and 10 start at tokens 12, 21 and 32).
+        assert_eq!(arena.even_runs(2), [0..7, 7..11]);
+        assert_eq!(arena.even_runs(3), [0..4, 4..10, 10..11]);
+        assert_eq!(WordArena::default().even_runs(4), vec![0..0]);
+        let one = WordArena::new(vec![(vec![1; 50], 1)]).unwrap();
+        assert_eq!(one.even_runs(4), vec![0..1]);
+    }
 
     #[test]
     fn words_keep_their_place_when_shortened() {

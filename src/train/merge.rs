@@ -9,6 +9,7 @@
 //! current count.
 
 use std::cmp::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
@@ -17,7 +18,7 @@ use super::arena::WordArena;
 use super::candidate::{Candidate, Candidates, Order};
 use super::long::LongWords;
 use super::order::ByteOrder;
-use super::pairs::{NearIds, PairIndex, Side};
+use super::pairs::{Halt, NearIds, PairIndex, Side};
 use super::rewrite::{rewrite, Pair, Rewritten};
 use crate::error::{Error, Result};
 use crate::parallel;
@@ -36,6 +37,9 @@ pub struct StopRule {
     pub min_frequency: u64,
     /// Threads for the parallel parts (default: all cores); never changes the result.
     pub threads: Option<usize>,
+    /// Whether memory beyond the budgeted may be held for a moment (no memory budget):
+    /// then the first pair count runs on all threads.
+    pub spare_memory: bool,
 }
 
 /// What training reports, at most every `REPORT_EVERY` and once at the end.
@@ -99,7 +103,9 @@ pub fn train(
 ) -> Result<(Tokens, Vec<MergeRecord>)> {
     let threads = stop.threads.unwrap_or_else(parallel::default_threads);
     let mut merger = Merger::new(words, growth, threads, stop.min_frequency);
-    merger.count_pairs(&mut |created| observe(Progress { created, new_merges: &[] }))?;
+    // A second run's index is held beside the first for a moment: not under a budget.
+    let parts = if stop.spare_memory { threads } else { 1 };
+    merger.count_pairs(parts, &mut |created| observe(Progress { created, new_merges: &[] }))?;
     merger.long = LongWords::of(&merger.words);
     let mut merges = Vec::new();
     let mut created = 0;
@@ -168,35 +174,57 @@ impl Merger {
         }
     }
 
-    fn count_pairs(&mut self, observe: &mut dyn FnMut(usize) -> Result<()>) -> Result<()> {
+    /// Counts every pair of the words into the pair index, on `parts` threads: runs of
+    /// words are counted apart (this thread takes the first, and reports progress) and
+    /// folded in word order, so the counts and lists are those of one pass; only the ids,
+    /// which nothing ordered depends on, differ with the thread count.
+    fn count_pairs(
+        &mut self,
+        parts: usize,
+        observe: &mut dyn FnMut(usize) -> Result<()>,
+    ) -> Result<()> {
+        let runs = self.words.even_runs(parts);
+        let (words, stop) = (&self.words, AtomicBool::new(false));
+        let mut later: Vec<Option<std::result::Result<PairIndex, Halt>>> =
+            runs.iter().skip(1).map(|_| None).collect();
         let mut last_report = Instant::now();
-        // The pair last seen at each position, with its id: words come sorted by bytes, so
-        // a word often starts as the one before it did, and a match skips a hash lookup.
-        let mut seen: Vec<(Pair, u32)> = Vec::new();
-        for w in 0..self.words.len() as u32 {
-            let n = self.words.count(w);
-            for (i, pair) in self.words.word(w).windows(2).enumerate() {
-                let pair = (pair[0], pair[1]);
-                let id = match seen.get(i) {
-                    Some(&(p, id)) if p == pair => id,
-                    _ => {
-                        let id = self.pairs.id_or_insert(pair);
-                        match seen.get_mut(i) {
-                            Some(slot) => *slot = (pair, id),
-                            None => seen.push((pair, id)),
-                        }
-                        id
-                    }
-                };
-                if !self.pairs.gain(id, n, w) {
-                    return Err(self.overflow(pair));
-                }
-            }
-            if w % 4096 == 0 && last_report.elapsed() >= REPORT_EVERY {
+        let mut report = || {
+            if last_report.elapsed() >= REPORT_EVERY {
                 observe(0)?;
                 last_report = Instant::now();
             }
+            Ok(())
+        };
+        let first = if later.is_empty() {
+            PairIndex::of_words(words, runs[0].clone(), &mut report)
+        } else {
+            parallel::pool(Some(self.threads)).in_place_scope(|scope| {
+                for (run, out) in runs[1..].iter().cloned().zip(&mut later) {
+                    let stop = &stop;
+                    scope.spawn(move |_| {
+                        // Stopped as soon as the first run fails (an interrupt, say).
+                        let mut tick = || match stop.load(Relaxed) {
+                            true => Err(Error::Interrupted),
+                            false => Ok(()),
+                        };
+                        *out = Some(PairIndex::of_words(words, run, &mut tick));
+                    });
+                }
+                let first = PairIndex::of_words(words, runs[0].clone(), &mut report);
+                stop.store(first.is_err(), Relaxed);
+                first
+            })
+        };
+        let halt = |h: Halt| match h {
+            Halt::Overflow(pair) => self.overflow(pair),
+            Halt::Stopped(e) => e,
+        };
+        let mut pairs = first.map_err(halt)?;
+        for run in later {
+            let run = run.expect("the scope ran every run").map_err(halt)?;
+            pairs.absorb(run).map_err(|pair| self.overflow(pair))?;
         }
+        self.pairs = pairs;
         let floor = self.floor;
         let entries = (self.pairs.counts())
             .filter(|&(_, count)| count >= floor)

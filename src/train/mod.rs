@@ -82,7 +82,12 @@ impl TrainConfig {
                 ),
             })
         })?;
-        Ok(StopRule { new_tokens, min_frequency: self.min_frequency, threads: self.threads })
+        Ok(StopRule {
+            new_tokens,
+            min_frequency: self.min_frequency,
+            threads: self.threads,
+            spare_memory: true,
+        })
     }
 }
 
@@ -124,8 +129,8 @@ pub fn train(
         .filter(|t| start.specials().id(t.as_bytes()).is_none())
         .collect();
     let floor = start.vocab().n_tokens() + start.specials().len() + new_specials.len();
-    let stop = config.stop_rule(floor, extends)?;
     let budgeted = counter.budget().is_some();
+    let stop = StopRule { spare_memory: !budgeted, ..config.stop_rule(floor, extends)? };
     let words = counter.into_words();
     if budgeted {
         // The counting table's hash maps are gone: give their pages back before the

@@ -3,10 +3,14 @@
 //! reaches both. Ids of pairs that vanish are reused, so the arrays stay as long as the
 //! most pairs present at once.
 
+use std::ops::Range;
+
 use smallvec::SmallVec;
 
+use super::arena::WordArena;
 use super::pair_ids::PairIds;
 use super::rewrite::Pair;
+use crate::error::Error;
 
 /// The words a pair occurs in. Most pairs occur in a few words (about half in one), so
 /// up to 4 are held inline, in the 24 bytes a `Vec` takes: no allocation for most pairs.
@@ -138,10 +142,77 @@ impl PairIndex {
         }
     }
 
+    /// The index of every pair in `words[range]`: each occurrence counted with its word's
+    /// count, each word listed once per pair, in word order. `tick` runs every 4,096 words;
+    /// its error stops the count.
+    pub fn of_words(
+        words: &WordArena,
+        range: Range<u32>,
+        tick: &mut dyn FnMut() -> Result<(), Error>,
+    ) -> Result<Self, Halt> {
+        let mut index = Self::default();
+        // The pair last seen at each position, with its id: words come sorted by bytes, so
+        // a word often starts as the one before it did, and a match skips a hash lookup.
+        let mut seen: Vec<(Pair, u32)> = Vec::new();
+        for w in range {
+            let n = words.count(w);
+            for (i, pair) in words.word(w).windows(2).enumerate() {
+                let pair = (pair[0], pair[1]);
+                let id = match seen.get(i) {
+                    Some(&(p, id)) if p == pair => id,
+                    _ => {
+                        let id = index.id_or_insert(pair);
+                        match seen.get_mut(i) {
+                            Some(slot) => *slot = (pair, id),
+                            None => seen.push((pair, id)),
+                        }
+                        id
+                    }
+                };
+                if !index.gain(id, n, w) {
+                    return Err(Halt::Overflow(pair));
+                }
+            }
+            if w % 4096 == 0 {
+                tick().map_err(Halt::Stopped)?;
+            }
+        }
+        Ok(index)
+    }
+
+    /// Adds the counts and word lists of `later`, an index of words that all come after
+    /// this one's (so each list stays in word order). Err: a count would pass u64.
+    pub fn absorb(&mut self, later: PairIndex) -> Result<(), Pair> {
+        let PairIndex { ids, counts, mut words, .. } = later;
+        for (pair, from) in ids.iter() {
+            let id = self.id_or_insert(pair);
+            if !self.add(id, counts[from as usize]) {
+                return Err(pair);
+            }
+            let list = std::mem::take(&mut words[from as usize]);
+            let into = &mut self.words[id as usize];
+            if into.is_empty() {
+                *into = list;
+            } else {
+                into.extend_from_slice(&list);
+            }
+        }
+        Ok(())
+    }
+
     /// Every present pair and its count (in no particular order).
     pub fn counts(&self) -> impl Iterator<Item = (Pair, u64)> + '_ {
         self.ids.iter().map(|(p, id)| (p, self.counts[id as usize]))
     }
+}
+
+/// Why [`PairIndex::of_words`] stopped before the end.
+#[derive(Debug)]
+pub enum Halt {
+    /// The pair's count would pass u64.
+    Overflow(Pair),
+    /// The tick's error.
+    Stopped(Error),
 }
 
 /// Which side of a merge a changed pair is on. Every pair a merge of (a, b) into t
@@ -276,6 +347,50 @@ mod tests {
         assert_eq!(near.id(Side::GainedLeft, 70, || 6), 6);
         assert_eq!(near.id(Side::GainedLeft, 70, || 8), 6);
         assert_eq!(near.id(Side::GainedRight, 70, || 8), 8);
+    }
+
+    /// Runs of words counted apart and folded in order give the index of one pass: the
+    /// same counts and the same word lists, for every way of cutting the words.
+    #[test]
+    fn runs_counted_apart_fold_into_one_pass() {
+        let mut seed = 9u64;
+        let mut next = move |m: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let words: Vec<(Vec<u32>, u64)> = (0..3_000)
+            .map(|_| ((0..next(9)).map(|_| next(6) as u32).collect(), 1 + next(4)))
+            .collect();
+        let arena = WordArena::new(words).unwrap();
+        let all = |index: &PairIndex| {
+            let mut pairs: Vec<(Pair, u64, Vec<u32>)> = (index.ids.iter())
+                .map(|(p, id)| (p, index.count(id), index.words[id as usize].to_vec()))
+                .collect();
+            pairs.sort_unstable();
+            pairs
+        };
+        let n = arena.len() as u32;
+        let one = PairIndex::of_words(&arena, 0..n, &mut || Ok(())).unwrap();
+        let want = all(&one);
+        assert!(want.len() == 36 && want.iter().any(|p| p.2.len() > 100), "every pair, long lists");
+        for parts in [2, 3, 7] {
+            let runs = arena.even_runs(parts);
+            let mut folded = PairIndex::of_words(&arena, runs[0].clone(), &mut || Ok(())).unwrap();
+            for run in &runs[1..] {
+                let later = PairIndex::of_words(&arena, run.clone(), &mut || Ok(())).unwrap();
+                folded.absorb(later).unwrap();
+            }
+            assert_eq!(all(&folded), want, "{parts} runs");
+        }
+        // A tick's error stops the count; so does a count past u64, naming the pair.
+        let stopped = PairIndex::of_words(&arena, 0..n, &mut || Err(Error::Interrupted));
+        assert!(matches!(stopped, Err(Halt::Stopped(Error::Interrupted))));
+        let big = WordArena::new(vec![(vec![1, 2], u64::MAX), (vec![1, 2], 1)]).unwrap();
+        let over = PairIndex::of_words(&big, 0..2, &mut || Ok(()));
+        assert!(matches!(over, Err(Halt::Overflow((1, 2)))));
+        let mut first = PairIndex::of_words(&big, 0..1, &mut || Ok(())).unwrap();
+        let second = PairIndex::of_words(&big, 1..2, &mut || Ok(())).unwrap();
+        assert_eq!(first.absorb(second), Err((1, 2)));
     }
 
     #[test]
