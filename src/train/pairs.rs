@@ -353,13 +353,12 @@ mod tests {
     /// same counts and the same word lists, for every way of cutting the words.
     #[test]
     fn runs_counted_apart_fold_into_one_pass() {
-        let mut seed = 9u64;
-        let mut next = move |m: u64| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 33) % m
-        };
+        let mut rng = crate::test_rng::Rng(9);
         let words: Vec<(Vec<u32>, u64)> = (0..3_000)
-            .map(|_| ((0..next(9)).map(|_| next(6) as u32).collect(), 1 + next(4)))
+            .map(|_| {
+                let len = rng.below(9);
+                ((0..len).map(|_| rng.below(6) as u32).collect(), 1 + rng.below(4) as u64)
+            })
             .collect();
         let arena = WordArena::new(words).unwrap();
         let all = |index: &PairIndex| {
