@@ -60,7 +60,9 @@ impl TrainConfig {
     /// The stop rule for training from `floor` ids (the mergeable tokens and special
     /// tokens training starts with): `vocab_size` must hold them, and ids must fit a
     /// `Rank`. `extends` names the start in the error: a tokenizer, or the 256 bytes.
-    fn stop_rule(&self, floor: usize, extends: bool) -> Result<StopRule> {
+    /// `budgeted`: the run has a memory budget, so nothing may hold memory it does not
+    /// count (see [`StopRule::spare_memory`]).
+    fn stop_rule(&self, floor: usize, extends: bool, budgeted: bool) -> Result<StopRule> {
         if self.vocab_size > Rank::MAX as usize {
             return Err(Error::InvalidConfig(format!(
                 "vocab_size={} exceeds 2**32-1",
@@ -86,7 +88,7 @@ impl TrainConfig {
             new_tokens,
             min_frequency: self.min_frequency,
             threads: self.threads,
-            spare_memory: true,
+            spare_memory: !budgeted,
         })
     }
 }
@@ -130,7 +132,7 @@ pub fn train(
         .collect();
     let floor = start.vocab().n_tokens() + start.specials().len() + new_specials.len();
     let budgeted = counter.budget().is_some();
-    let stop = StopRule { spare_memory: !budgeted, ..config.stop_rule(floor, extends)? };
+    let stop = config.stop_rule(floor, extends, budgeted)?;
     let words = counter.into_words();
     if budgeted {
         // The counting table's hash maps are gone: give their pages back before the
