@@ -6,7 +6,8 @@
 //! The three built-in patterns are split by hand-written, linear-time code (`gpt2.rs`,
 //! `cl100k.rs`, `o200k.rs`, over the classes of `classes.rs`, each piece tried first by
 //! an ASCII fast path over the byte kinds of `ascii.rs`, ASCII runs scanned 16 bytes at
-//! a time by `runs.rs`) that gives exactly the pieces
+//! a time by `runs.rs`; cl100k's ASCII text 64 bytes at a time as bit masks by
+//! `blocks.rs`) that gives exactly the pieces
 //! fancy-regex gives; fancy-regex backtracks on them (a few MB/s) and fails on long
 //! runs of spaces. Custom patterns use fancy-regex. `tests/pretokenize_fast.rs` compares
 //! the two paths.
@@ -17,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::utf8::{for_each_utf8_run, Utf8Run};
 
 mod ascii;
+mod blocks;
 mod cl100k;
 mod classes;
 mod gpt2;
@@ -89,7 +91,7 @@ impl Builtin {
             // Closures rather than the functions themselves: a function item went through a
             // call shim once per piece (not inlined without LTO), ~20% of gpt2's splitting.
             Builtin::Gpt2 => split_with(text, emit, |t, i| gpt2::piece_end(t, i)),
-            Builtin::Cl100k => split_with(text, emit, |t, i| cl100k::piece_end(t, i)),
+            Builtin::Cl100k => blocks::split(text, emit),
             Builtin::O200k => split_with(text, emit, |t, i| o200k::piece_end(t, i)),
         }
     }

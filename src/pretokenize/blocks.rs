@@ -1,0 +1,377 @@
+//! cl100k's pieces of ASCII text found 64 bytes at a time, as bit masks.
+//!
+//! The per-piece splitter (`cl100k::piece_end`) decides each piece by a chain of tests on
+//! its first bytes; which test ends it changes from piece to piece, so on English about
+//! three in four pieces cost a mispredicted branch. Here the bytes of a window are
+//! classified into masks (bit k = byte k) and the starts of all its pieces come out of a
+//! few shifts, ands and two carry-propagating adds, with no branch per piece.
+//!
+//! The pattern has no lookbehind, so what follows a piece start depends only on the text
+//! from there: a window always begins at a known start (bit 0) and is read as if the
+//! text began there. The starts of ASCII text, given that (see `starts`):
+//!
+//! - a letter run starts a piece unless the byte before it is U+0020, `\t`/U+000B/U+000C,
+//!   or a lone punctuation byte not after U+0020: that byte is the run's prefix
+//!   (`[^\r\n\p{L}\p{N}]?+\p{L}++`). A lone apostrophe before a contraction
+//!   (`'s`, `'ll`, ...) takes only the contraction; the rest of the run starts anew.
+//! - a digit run starts a piece, and again every three digits (`\p{N}{1,3}+`).
+//! - a run of "other" starts a piece unless U+0020 comes before it, which it takes
+//!   (` ?[^\s\p{L}\p{N}]++`); it also takes the `\r`/`\n` right after it (`[\r\n]*+`).
+//! - a whitespace run (less newlines taken by "other" before it) starts a piece; so does
+//!   the byte after its last newline when more whitespace follows (`\s*[\r\n]` ends
+//!   there), and its last byte when that is not a newline (`\s+(?!\S)` leaves it to the
+//!   next piece, which it starts as a prefix, a U+0020 before "other", or alone).
+//!
+//! Only starts that bytes inside the window decide are used: those up to the start of
+//! the run that holds the window's first non-ASCII byte or its last byte (either may go
+//! on past what the masks saw). Pieces are emitted up to the last such start, and the
+//! next window begins there. A window that decides nothing (one run fills it) or whose
+//! first non-ASCII byte comes early hands its 64 bytes to `cl100k::piece_end`, which
+//! handles any text, so long runs and mostly non-ASCII text pay one classification per
+//! 64 bytes.
+//!
+//! Unit tests compare the result with `cl100k::piece_end` piece by piece on texts built
+//! to cross every rule at every offset of a window; `tests/pretokenize_fast.rs` and the
+//! fuzz target compare the whole splitter with fancy-regex.
+
+use super::cl100k;
+use super::scan::Text;
+
+/// Bytes classified at a time.
+const WINDOW: usize = 64;
+
+/// A window whose first non-ASCII byte comes before this goes piece by piece: too little
+/// of it would be decided.
+const EARLY_HIGH: u32 = 32;
+
+/// A window's bytes by class, bit k for byte k.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Masks {
+    /// `A`-`Z`, `a`-`z`.
+    letter: u64,
+    /// `0`-`9`.
+    digit: u64,
+    /// U+0020.
+    space: u64,
+    /// ASCII `\s`: `\t`, `\n`, U+000B, U+000C, `\r`, U+0020.
+    white: u64,
+    /// `\r`, `\n`.
+    newline: u64,
+    /// `'`.
+    apostrophe: u64,
+    /// Bytes from 0x80.
+    high: u64,
+}
+
+impl Masks {
+    /// The classes of `bytes` (64 of them), one byte at a time: the definition the vector
+    /// version must agree with.
+    #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+    fn of_bytes(bytes: &[u8]) -> Self {
+        let mut m =
+            Masks { letter: 0, digit: 0, space: 0, white: 0, newline: 0, apostrophe: 0, high: 0 };
+        for (k, &b) in bytes[..WINDOW].iter().enumerate() {
+            let bit = 1u64 << k;
+            let set = |mask: &mut u64, yes: bool| *mask |= if yes { bit } else { 0 };
+            set(&mut m.letter, b.is_ascii_alphabetic());
+            set(&mut m.digit, b.is_ascii_digit());
+            set(&mut m.space, b == b' ');
+            set(&mut m.white, matches!(b, b'\t'..=b'\r' | b' '));
+            set(&mut m.newline, matches!(b, b'\r' | b'\n'));
+            set(&mut m.apostrophe, b == b'\'');
+            set(&mut m.high, b >= 0x80);
+        }
+        m
+    }
+
+    /// The classes of the 64 bytes from `at` (`at + 64 <= bytes.len()`).
+    #[inline(always)]
+    fn of(bytes: &[u8], at: usize) -> Self {
+        debug_assert!(at + WINDOW <= bytes.len());
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: the 64 bytes from `at` are in `bytes` (the callers' loop condition).
+            unsafe { sse2::masks(bytes.as_ptr().add(at)) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            Self::of_bytes(&bytes[at..at + WINDOW])
+        }
+    }
+}
+
+/// Bit k set for each k where `mask` has k - 1 (nothing before bit 0: the window is read
+/// as the start of the text).
+#[inline(always)]
+fn after(mask: u64) -> u64 {
+    mask << 1
+}
+
+/// Bit k set for each k where `mask` has k + 1 (bit 63 gets nothing: that byte's
+/// successor is unknown, and no start the result is used for depends on it).
+#[inline(always)]
+fn before(mask: u64) -> u64 {
+    mask >> 1
+}
+
+/// The bits of `mask` reached from some bit of `seeds` (a subset) going up through
+/// consecutive bits of `mask`: one add carries each seed through its run.
+#[inline(always)]
+fn fill_up(mask: u64, seeds: u64) -> u64 {
+    (mask.wrapping_add(seeds) ^ mask) & mask
+}
+
+/// [`fill_up`] going down.
+#[inline(always)]
+fn fill_down(mask: u64, seeds: u64) -> u64 {
+    fill_up(mask.reverse_bits(), seeds.reverse_bits()).reverse_bits()
+}
+
+/// The piece starts of a window whose byte 0 starts a piece, and the last position the
+/// window decides: starts at or below it are exact. `bytes` are the window's (at least
+/// 64; the contraction check reads them).
+#[inline(always)]
+fn starts(m: &Masks, bytes: &[u8]) -> (u64, u32) {
+    let Masks { letter, digit, space, white, newline, apostrophe, high } = *m;
+    let other = !(letter | digit | white | high);
+    let tab = white & !newline & !space;
+
+    // Whitespace. Newlines right after "other" belong to its piece.
+    let taken = fill_up(newline, newline & after(other));
+    let white_left = white & !taken;
+    let run_starts = white_left & !after(white_left);
+    let not_newline = white_left & !newline;
+    let last = not_newline & !before(white);
+    // The stretch after a run's last newline (or the whole run, without one).
+    let trailing = fill_down(not_newline, last);
+    let white_starts = run_starts | (trailing & !after(trailing)) | last;
+
+    // "Other": its runs, and the lone ones (a prefix candidate).
+    let other_starts = other & !after(other);
+    let lone = other_starts & !before(other);
+    let lone_start = lone & !after(space);
+    let other_piece_starts = other_starts & !after(space);
+
+    // Letters: a run starts a piece unless its prefix does.
+    let letter_starts = letter & !after(letter);
+    let mut letter_piece_starts = letter_starts & !after(space | tab | lone_start);
+    let mut contractions = apostrophe & lone_start & before(letter_starts);
+    while contractions != 0 {
+        let k = contractions.trailing_zeros() as usize;
+        contractions &= contractions - 1;
+        letter_piece_starts |= contraction_rest(bytes, k) & letter;
+    }
+
+    // Digits: in threes from each run's start.
+    let mut groups = digit & !after(digit);
+    let mut digit_starts = groups;
+    let three = digit & after(digit) & after(after(digit));
+    while groups != 0 {
+        groups = (groups << 3) & three;
+        digit_starts |= groups;
+    }
+
+    let all = 1 | white_starts | other_piece_starts | letter_piece_starts | digit_starts;
+
+    // Decided up to the start of the run holding the first byte the masks cannot see
+    // past: the first non-ASCII byte, else the last byte.
+    let unknown = high.trailing_zeros(); // 64 without one
+    if unknown == 0 {
+        return (1, 0);
+    }
+    let edge = 1u64 << (unknown - 1);
+    let class = [letter, digit, white, other].into_iter().find(|c| c & edge != 0).unwrap_or(0);
+    let below = edge | (edge - 1);
+    let outside = !class & below;
+    let decided = if outside == 0 { 0 } else { 64 - outside.leading_zeros() };
+    (all, decided)
+}
+
+/// The bit of the piece start that follows a contraction at the apostrophe `k` (a lone
+/// apostrophe starting a piece, a letter after it), or 0 if the letters after it are no
+/// contraction or the start would lie past the window.
+#[inline(never)]
+fn contraction_rest(bytes: &[u8], k: usize) -> u64 {
+    let fold = |i: usize| bytes.get(i).map_or(0, |b| b | 0x20);
+    let len = match (fold(k + 1), fold(k + 2)) {
+        (b's' | b'd' | b'm' | b't', _) => 2,
+        (b'l', b'l') | (b'v' | b'r', b'e') => 3,
+        _ => return 0,
+    };
+    if k + len < WINDOW {
+        1 << (k + len)
+    } else {
+        0
+    }
+}
+
+/// Emits the pieces of `text` (cl100k), windows where they decide, `cl100k::piece_end`
+/// elsewhere.
+#[inline(always)]
+pub fn split<'t>(text: &'t str, mut emit: impl FnMut(&'t [u8])) {
+    let scan = Text::new(text);
+    let bytes = text.as_bytes();
+    let mut pos = 0;
+    // Positions below this go piece by piece (a window here would decide little).
+    let mut scalar_until = 0;
+    while pos < bytes.len() {
+        if pos >= scalar_until && pos + WINDOW <= bytes.len() {
+            let masks = Masks::of(bytes, pos);
+            if masks.high.trailing_zeros() < EARLY_HIGH {
+                scalar_until = pos + WINDOW;
+            } else {
+                let (all, decided) = starts(&masks, &bytes[pos..pos + WINDOW]);
+                let decided_mask = if decided == 63 { !0 } else { (2u64 << decided) - 1 };
+                let mut kept = all & decided_mask & !1;
+                if kept == 0 {
+                    // One run fills the window (digits would decide three at a time).
+                    scalar_until = pos + WINDOW;
+                } else {
+                    let mut from = pos;
+                    while kept != 0 {
+                        let to = pos + kept.trailing_zeros() as usize;
+                        emit(&bytes[from..to]);
+                        from = to;
+                        kept &= kept - 1;
+                    }
+                    pos = from;
+                    continue;
+                }
+            }
+        }
+        let end = cl100k::piece_end(&scan, pos);
+        emit(&bytes[pos..end]);
+        pos = end;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use std::arch::x86_64::{
+        __m128i, _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+        _mm_or_si128, _mm_set1_epi8,
+    };
+
+    use super::Masks;
+
+    /// The classes of the 64 bytes at `p`, 16 at a time.
+    ///
+    /// # Safety
+    /// The 64 bytes from `p` must be readable. (SSE2 is in the x86_64 baseline.)
+    #[inline(always)]
+    pub unsafe fn masks(p: *const u8) -> Masks {
+        let mut m =
+            Masks { letter: 0, digit: 0, space: 0, white: 0, newline: 0, apostrophe: 0, high: 0 };
+        for part in 0..4 {
+            let v = _mm_loadu_si128(p.add(16 * part).cast::<__m128i>());
+            let bits = |x: __m128i| (_mm_movemask_epi8(x) as u32 as u64) << (16 * part);
+            let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+            // `b` in `lo..lo + n` as one signed compare (bytes from 0x80 never are).
+            let within = |x: __m128i, lo: u8, n: u8| {
+                let shifted = _mm_add_epi8(x, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
+                _mm_cmplt_epi8(shifted, _mm_set1_epi8((0x80u8 + n) as i8))
+            };
+            let space = eq(b' ');
+            m.letter |= bits(within(_mm_or_si128(v, _mm_set1_epi8(0x20)), b'a', 26));
+            m.digit |= bits(within(v, b'0', 10));
+            m.space |= bits(space);
+            m.white |= bits(_mm_or_si128(within(v, b'\t', 5), space));
+            m.newline |= bits(_mm_or_si128(eq(b'\n'), eq(b'\r')));
+            m.apostrophe |= bits(eq(b'\''));
+            m.high |= bits(v);
+        }
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_rng::Rng;
+
+    /// `cl100k::piece_end` piece by piece: the reference.
+    fn one_by_one(text: &str) -> Vec<&[u8]> {
+        let scan = Text::new(text);
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < text.len() {
+            let end = cl100k::piece_end(&scan, i);
+            out.push(&text.as_bytes()[i..end]);
+            i = end;
+        }
+        out
+    }
+
+    fn by_windows(text: &str) -> Vec<&[u8]> {
+        let mut out = Vec::new();
+        split(text, |p| out.push(p));
+        out
+    }
+
+    fn check(text: &str) {
+        let (want, got) = (one_by_one(text), by_windows(text));
+        if got != want {
+            let at = got.iter().zip(&want).take_while(|(g, w)| g == w).count();
+            panic!(
+                "{text:?}: piece {at} is {:?}, piece by piece it is {:?}",
+                got.get(at).map(|p| String::from_utf8_lossy(p)),
+                want.get(at).map(|p| String::from_utf8_lossy(p)),
+            );
+        }
+    }
+
+    /// Atoms that cross every rule: contractions and their near misses, lone and runs of
+    /// punctuation, each kind of whitespace with and without newlines, digit runs of
+    /// every length mod 3, non-ASCII letters, spaces, digits and punctuation.
+    const ATOMS: &[&str] = &[
+        "a", "Ab", "word", "s", "ll", "ve", "re", "'", "'s", "'S", "'t", "'d", "'m", "'ll", "'LL",
+        "'Ve", "'re", "'x", "'l", "'v", "'r", "'e", ".", ",", "!?", "...", "\"", "(", " ", "  ",
+        "   ", "\t", "\n", "\r\n", "\n\n", " \n", "\n ", "\x0b", "\x0c", " \t", "1", "12", "123",
+        "1234", "12345", "é", "ß", "中文", "\u{a0}", "\u{3000}", "\u{85}", "٣", "—", "’", "ſ",
+        "\u{301}",
+    ];
+
+    fn random_text(rng: &mut Rng, atoms: usize, ascii_only: bool) -> String {
+        let pool: Vec<&str> =
+            ATOMS.iter().copied().filter(|a| !ascii_only || a.is_ascii()).collect();
+        (0..atoms).map(|_| pool[rng.below(pool.len())]).collect()
+    }
+
+    #[test]
+    fn windows_split_as_piece_by_piece() {
+        let mut rng = Rng(0xB10C);
+        for round in 0..20_000 {
+            let atoms = 10 + rng.below(120);
+            check(&random_text(&mut rng, atoms, round % 4 != 0));
+        }
+    }
+
+    /// Every atom pair at every offset around the window edges, in text otherwise of
+    /// plain words, so each rule meets the edge of a window and of a first non-ASCII byte.
+    #[test]
+    fn rules_at_every_offset_split_as_piece_by_piece() {
+        for a in ATOMS {
+            for b in ATOMS {
+                for offset in 0..70 {
+                    let mut text: String = "x".repeat(offset % 3) + &" y".repeat(offset / 2);
+                    text.truncate(offset);
+                    text.push_str(a);
+                    text.push_str(b);
+                    text.push_str(" tail of plain words to fill the window, and then more");
+                    check(&text);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn vector_masks_are_the_byte_classes() {
+        let mut bytes = [0u8; 64];
+        for start in (0..=255u8).step_by(64) {
+            for (k, b) in bytes.iter_mut().enumerate() {
+                *b = start.wrapping_add(k as u8);
+            }
+            assert_eq!(Masks::of(&bytes, 0), Masks::of_bytes(&bytes), "bytes from {start}");
+        }
+    }
+}
