@@ -1,10 +1,11 @@
 //! cl100k's pieces of ASCII text found 64 bytes at a time, as bit masks.
 //!
 //! The per-piece splitter (`cl100k::piece_end`) decides each piece by a chain of tests on
-//! its first bytes; which test ends it changes from piece to piece, so on English about
-//! three in four pieces cost a mispredicted branch. Here the bytes of a window are
-//! classified into masks (bit k = byte k) and the starts of all its pieces come out of a
-//! few shifts, ands and two carry-propagating adds, with no branch per piece.
+//! its first bytes; which test ends it changes from piece to piece, so on English it
+//! mispredicted about 0.74 branches a piece (callgrind), most of them there. Here the
+//! bytes of a window are classified into masks (bit k = byte k) and the starts of all its
+//! pieces come out of a few shifts, ands and two carry-propagating adds, with no branch
+//! per piece.
 //!
 //! The pattern has no lookbehind, so what follows a piece start depends only on the text
 //! from there: a window always begins at a known start (bit 0) and is read as if the
