@@ -46,7 +46,7 @@ const WINDOW: usize = 64;
 const EARLY_HIGH: u32 = 32;
 
 /// A window's bytes by class, bit k for byte k.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 struct Masks {
     /// `A`-`Z`, `a`-`z`.
     letter: u64,
@@ -69,8 +69,7 @@ impl Masks {
     /// version must agree with.
     #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
     fn of_bytes(bytes: &[u8]) -> Self {
-        let mut m =
-            Masks { letter: 0, digit: 0, space: 0, white: 0, newline: 0, apostrophe: 0, high: 0 };
+        let mut m = Masks::default();
         for (k, &b) in bytes[..WINDOW].iter().enumerate() {
             let bit = 1u64 << k;
             let set = |mask: &mut u64, yes: bool| *mask |= if yes { bit } else { 0 };
@@ -130,7 +129,7 @@ fn fill_down(mask: u64, seeds: u64) -> u64 {
 
 /// The piece starts of a window whose byte 0 starts a piece, and the last position the
 /// window decides: starts at or below it are exact. `bytes` are the window's (at least
-/// 64; the contraction check reads them).
+/// 64; the contraction check reads them); its first [`EARLY_HIGH`] bytes are ASCII.
 #[inline(always)]
 fn starts(m: &Masks, bytes: &[u8]) -> (u64, u32) {
     let Masks { letter, digit, space, white, newline, apostrophe, high } = *m;
@@ -177,9 +176,7 @@ fn starts(m: &Masks, bytes: &[u8]) -> (u64, u32) {
     // Decided up to the start of the run holding the first byte the masks cannot see
     // past: the first non-ASCII byte, else the last byte.
     let unknown = high.trailing_zeros(); // 64 without one
-    if unknown == 0 {
-        return (1, 0);
-    }
+    debug_assert!(unknown >= EARLY_HIGH);
     let edge = 1u64 << (unknown - 1);
     let class = [letter, digit, white, other].into_iter().find(|c| c & edge != 0).unwrap_or(0);
     let below = edge | (edge - 1);
@@ -222,8 +219,8 @@ pub fn split<'t>(text: &'t str, mut emit: impl FnMut(&'t [u8])) {
                 scalar_until = pos + WINDOW;
             } else {
                 let (all, decided) = starts(&masks, &bytes[pos..pos + WINDOW]);
-                let decided_mask = if decided == 63 { !0 } else { (2u64 << decided) - 1 };
-                let mut kept = all & decided_mask & !1;
+                // Bits 1..=decided.
+                let mut kept = all & (u64::MAX >> (63 - decided)) & !1;
                 if kept == 0 {
                     // One run fills the window (digits would decide three at a time).
                     scalar_until = pos + WINDOW;
@@ -249,34 +246,28 @@ pub fn split<'t>(text: &'t str, mut emit: impl FnMut(&'t [u8])) {
 #[cfg(target_arch = "x86_64")]
 mod sse2 {
     use std::arch::x86_64::{
-        __m128i, _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
-        _mm_or_si128, _mm_set1_epi8,
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
 
+    use super::super::runs::sse2::{letter, whitespace, within};
     use super::Masks;
 
-    /// The classes of the 64 bytes at `p`, 16 at a time.
+    /// The classes of the 64 bytes at `p`, 16 at a time, by the range tests the run scans
+    /// use (`runs.rs`).
     ///
     /// # Safety
     /// The 64 bytes from `p` must be readable. (SSE2 is in the x86_64 baseline.)
     #[inline(always)]
     pub unsafe fn masks(p: *const u8) -> Masks {
-        let mut m =
-            Masks { letter: 0, digit: 0, space: 0, white: 0, newline: 0, apostrophe: 0, high: 0 };
+        let mut m = Masks::default();
         for part in 0..4 {
             let v = _mm_loadu_si128(p.add(16 * part).cast::<__m128i>());
             let bits = |x: __m128i| (_mm_movemask_epi8(x) as u32 as u64) << (16 * part);
             let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
-            // `b` in `lo..lo + n` as one signed compare (bytes from 0x80 never are).
-            let within = |x: __m128i, lo: u8, n: u8| {
-                let shifted = _mm_add_epi8(x, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
-                _mm_cmplt_epi8(shifted, _mm_set1_epi8((0x80u8 + n) as i8))
-            };
-            let space = eq(b' ');
-            m.letter |= bits(within(_mm_or_si128(v, _mm_set1_epi8(0x20)), b'a', 26));
+            m.letter |= bits(letter(v));
             m.digit |= bits(within(v, b'0', 10));
-            m.space |= bits(space);
-            m.white |= bits(_mm_or_si128(within(v, b'\t', 5), space));
+            m.space |= bits(eq(b' '));
+            m.white |= bits(whitespace(v));
             m.newline |= bits(_mm_or_si128(eq(b'\n'), eq(b'\r')));
             m.apostrophe |= bits(eq(b'\''));
             m.high |= bits(v);
@@ -290,16 +281,11 @@ mod tests {
     use super::*;
     use crate::test_rng::Rng;
 
-    /// `cl100k::piece_end` piece by piece: the reference.
+    /// `cl100k::piece_end` piece by piece (the split loop of the other patterns): the
+    /// reference.
     fn one_by_one(text: &str) -> Vec<&[u8]> {
-        let scan = Text::new(text);
         let mut out = Vec::new();
-        let mut i = 0;
-        while i < text.len() {
-            let end = cl100k::piece_end(&scan, i);
-            out.push(&text.as_bytes()[i..end]);
-            i = end;
-        }
+        super::super::split_with(text, |p| out.push(p), cl100k::piece_end);
         out
     }
 

@@ -63,7 +63,7 @@ pub fn scalar_run_end(bytes: &[u8], mut i: usize, set: Set) -> usize {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod sse2 {
+pub(super) mod sse2 {
     use std::arch::x86_64::{
         __m128i, _mm_add_epi8, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
         _mm_or_si128, _mm_set1_epi8,
@@ -114,17 +114,6 @@ mod sse2 {
     /// function is `unsafe` only because the intrinsics are.
     #[inline(always)]
     unsafe fn stops(v: __m128i, set: Set) -> u32 {
-        // `b` in `lo..lo + n` as one signed compare: b + (0x80 - lo) wraps the range onto
-        // -128..-128 + n and every other byte above it.
-        let within = |v: __m128i, lo: u8, n: u8| {
-            let shifted = _mm_add_epi8(v, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
-            _mm_cmplt_epi8(shifted, _mm_set1_epi8((0x80u8 + n) as i8))
-        };
-        // Letters: b | 0x20 folds `A`-`Z` onto `a`-`z` and no other byte onto them.
-        let letter = |v: __m128i| within(_mm_or_si128(v, _mm_set1_epi8(0x20)), b'a', 26);
-        let whitespace = |v: __m128i| {
-            _mm_or_si128(within(v, b'\t', 5), _mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8)))
-        };
         let members = match set {
             Set::Letter => letter(v),
             Set::Lower => within(v, b'a', 26),
@@ -140,6 +129,37 @@ mod sse2 {
             }
         };
         (_mm_movemask_epi8(members) as u32) ^ 0xFFFF
+    }
+
+    /// 0xFF in each byte of `v` in `lo..lo + n` (bytes from 0x80 never are), as one signed
+    /// compare: b + (0x80 - lo) wraps the range onto -128..-128 + n and every other byte
+    /// above it.
+    ///
+    /// # Safety
+    /// None beyond SSE2, which is in the x86_64 baseline (`unsafe` as the intrinsics are).
+    #[inline(always)]
+    pub unsafe fn within(v: __m128i, lo: u8, n: u8) -> __m128i {
+        let shifted = _mm_add_epi8(v, _mm_set1_epi8(0x80u8.wrapping_sub(lo) as i8));
+        _mm_cmplt_epi8(shifted, _mm_set1_epi8((0x80u8 + n) as i8))
+    }
+
+    /// 0xFF in each ASCII letter byte of `v`: b | 0x20 folds `A`-`Z` onto `a`-`z` and no
+    /// other byte onto them.
+    ///
+    /// # Safety
+    /// As [`within`].
+    #[inline(always)]
+    pub unsafe fn letter(v: __m128i) -> __m128i {
+        within(_mm_or_si128(v, _mm_set1_epi8(0x20)), b'a', 26)
+    }
+
+    /// 0xFF in each ASCII `\s` byte of `v` (`\t`..`\r`, U+0020).
+    ///
+    /// # Safety
+    /// As [`within`].
+    #[inline(always)]
+    pub unsafe fn whitespace(v: __m128i) -> __m128i {
+        _mm_or_si128(within(v, b'\t', 5), _mm_cmpeq_epi8(v, _mm_set1_epi8(b' ' as i8)))
     }
 }
 
