@@ -135,12 +135,12 @@ impl WordCounter {
             }
             Ok(())
         })?;
-        let partials = partials.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let mut partials = partials.into_inner().unwrap_or_else(PoisonError::into_inner);
         let segments: Vec<Segment<'s>> = (0..items.segments).map(segment).collect();
         let batch_bytes: u64 = segments.iter().map(|s| s.data.len() as u64).sum();
         // Batches of a run are alike: the next one's partials are sized after this one's.
         if batch_bytes >= 1 << 20 {
-            let distinct: u64 = partials.iter().map(|p| p.len() as u64).sum();
+            let distinct: u64 = partials.iter_mut().map(|p| p.distinct() as u64).sum();
             self.words_per_mib = (distinct << 20) / batch_bytes;
         }
         self.ledger.absorb(&ledger);

@@ -1,7 +1,8 @@
 //! Training: count words ([`counter`]), then merge pairs ([`merge`]).
 //!
 //! Counting: `words.rs` splits a segment into words, `table.rs` holds their counts (in
-//! shards, each a `pieces.rs` table, hashed by `word_hash.rs`) and hands them over as
+//! shards, each a `pieces.rs` table, hashed by `word_hash.rs`, with `hot.rs` in front
+//! for frequent short words) and hands them over as
 //! `sorted_words.rs`, `snapshot.rs` serializes the table (`varint.rs` is
 //! the length encoding both use), `prune.rs` and [`budget`] keep it inside a memory
 //! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
@@ -18,6 +19,7 @@ mod checkpoints;
 pub mod combine;
 pub mod counter;
 pub mod feed;
+mod hot;
 mod long;
 pub mod merge;
 mod order;

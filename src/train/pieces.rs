@@ -150,14 +150,14 @@ impl PieceTable {
         crate::prefetch::prefetch(self.slots.as_ptr().wrapping_add((h as usize) & mask));
     }
 
-    /// Adds one occurrence of the short word of key `key` ([`pack`]) and hash `h`
+    /// Adds `n` occurrences of the short word of key `key` ([`pack`]) and hash `h`
     /// ([`hash_short`] of the key).
     #[inline(always)]
-    pub fn add_short(&mut self, key: u64, h: u64) {
+    pub fn add_short(&mut self, key: u64, h: u64, n: u64) {
         if self.len >= self.grow_at {
             self.grow();
         }
-        *self.entry_short(key, h).0 += 1;
+        *self.entry_short(key, h).0 += n;
     }
 
     /// [`PieceTable::entry`] for a short word, by its key, once the table has room.

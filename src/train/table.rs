@@ -7,6 +7,7 @@ use rayon::prelude::*;
 use rayon::ThreadPool;
 
 use super::budget;
+use super::hot::HotCounts;
 use super::pieces::PieceTable;
 use super::sorted_words::SortedWords;
 use super::word_hash::{hash, hash_short, pack_in, SHORT_MAX};
@@ -28,14 +29,18 @@ fn empty_shards() -> Vec<PieceTable> {
 }
 
 /// The counts of one worker's share of a batch, sharded like the table they fold into.
+/// A word's count is its count in `shards` plus, for a short word, its count in `hot`.
 pub struct Partial {
     /// One table per shard of the table (an array: a shard index needs no bounds check).
     shards: [PieceTable; SHARDS],
+    /// Recent short words counted by [`Partial::add_all`], moved into `shards` when
+    /// displaced, and all at once by [`Partial::distinct`] or the fold.
+    hot: HotCounts,
 }
 
 impl Default for Partial {
     fn default() -> Self {
-        Self { shards: std::array::from_fn(|_| PieceTable::default()) }
+        Self { shards: std::array::from_fn(|_| PieceTable::default()), hot: HotCounts::default() }
     }
 }
 
@@ -45,12 +50,24 @@ impl Partial {
     /// again).
     pub fn with_capacity(words: usize) -> Self {
         let per_shard = words / SHARDS;
-        Self { shards: std::array::from_fn(|_| PieceTable::with_capacity(per_shard)) }
+        Self {
+            shards: std::array::from_fn(|_| PieceTable::with_capacity(per_shard)),
+            hot: HotCounts::default(),
+        }
     }
 
     /// Distinct words held.
-    pub fn len(&self) -> usize {
+    pub fn distinct(&mut self) -> usize {
+        self.spill();
         self.shards.iter().map(PieceTable::len).sum()
+    }
+
+    /// Moves the counts in `hot` into the shards.
+    fn spill(&mut self) {
+        for (key, n) in self.hot.take_all() {
+            let h = hash_short(key);
+            self.shards[shard_of(h)].add_short(key, h, n);
+        }
     }
 
     /// Counts one occurrence of `piece`, hashing it once for shard and slot.
@@ -62,29 +79,41 @@ impl Partial {
 
     /// Counts one occurrence of each of `pieces`, which lie in `data` (a short piece's
     /// key is read there in one load). Out of line: the splitter's callback only stores
-    /// pieces ([`Pending`]), so its call is cheap, and this loop runs over many. All the
-    /// pieces are hashed and their home slots asked for first, then counted: a slot of
-    /// a rare word is a cache miss, and this way the misses of a batch overlap instead of
-    /// following one another (see "Counting" in docs/design.md).
+    /// pieces ([`Pending`]), so its call is cheap, and this loop runs over many. A short
+    /// piece is counted in `hot`, where most are found; what goes to the tables (the
+    /// short words `hot` displaces, with their counts, and the long pieces) is hashed and
+    /// its home slot asked for first, then counted: a slot of a rare word is a cache
+    /// miss, and this way the misses of a batch overlap instead of following one another
+    /// (see "Counting" in docs/design.md).
     #[inline(never)]
     fn add_all(&mut self, data: &[u8], pieces: &[&[u8]]) {
+        // What goes to the tables: a short word's key (0 for a long piece, which is
+        // `long[i]`), its hash and its count.
         let mut keys = [0u64; PENDING];
         let mut hashes = [0u64; PENDING];
-        for ((&piece, key), h) in pieces.iter().zip(&mut keys).zip(&mut hashes) {
+        let mut counts = [0u64; PENDING];
+        let mut long: [&[u8]; PENDING] = [&[]; PENDING];
+        let mut n = 0;
+        for &piece in pieces {
+            // Below PENDING (one per piece); the modulo only spares bounds checks.
+            let i = n % PENDING;
             if piece.len() <= SHORT_MAX {
-                *key = pack_in(data, piece);
-                *h = hash_short(*key);
+                let Some((key, count)) = self.hot.add(pack_in(data, piece)) else {
+                    continue;
+                };
+                (keys[i], counts[i], hashes[i]) = (key, count, hash_short(key));
             } else {
-                *h = hash(piece);
+                (keys[i], long[i], hashes[i]) = (0, piece, hash(piece));
             }
-            self.shards[shard_of(*h)].prefetch_slot(*h);
+            self.shards[shard_of(hashes[i])].prefetch_slot(hashes[i]);
+            n += 1;
         }
-        for ((&piece, &key), &h) in pieces.iter().zip(&keys).zip(&hashes) {
+        for i in 0..n {
+            let h = hashes[i];
             let shard = &mut self.shards[shard_of(h)];
-            if piece.len() <= SHORT_MAX {
-                shard.add_short(key, h);
-            } else {
-                *shard.entry(piece, h).0 += 1;
+            match keys[i] {
+                0 => *shard.entry(long[i], h).0 += 1,
+                key => shard.add_short(key, h, counts[i]),
             }
         }
     }
@@ -202,7 +231,8 @@ impl WordTable {
     /// Folds the partial counts of a batch in, each thread owning whole shards.
     pub fn fold(&mut self, pool: &ThreadPool, partials: Vec<Partial>) {
         let mut by_shard: Vec<Vec<PieceTable>> = (0..SHARDS).map(|_| Vec::new()).collect();
-        for partial in partials {
+        for mut partial in partials {
+            partial.spill();
             for (shard, counts) in by_shard.iter_mut().zip(partial.shards) {
                 shard.push(counts);
             }
@@ -245,4 +275,68 @@ fn absorb(shard: &mut PieceTable, partial: PieceTable) -> u64 {
     let mut added = 0;
     shard.absorb(&partial, |word| added += budget::table_entry(word.len() as u64));
     added
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// Pieces counted through `Pending` and folded give each word's exact count: short
+    /// words frequent and rare (many more than the hot slots, so most displace others),
+    /// long ones, pieces at the end of their data (read without the one-load key), and
+    /// the same words counted again in a second batch over a table that holds them.
+    #[test]
+    fn folded_counts_are_exact() {
+        let mut x: u64 = 3;
+        let mut next = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize
+        };
+        let mut want: HashMap<Vec<u8>, u64> = HashMap::new();
+        let mut table = WordTable::default();
+        let pool = parallel::pool(Some(2));
+        for round in 0..2 {
+            let mut data = Vec::new();
+            let mut cuts = Vec::new();
+            for i in 0..60_000 {
+                let len = match i % 4 {
+                    0 => 1 + next() % 3,
+                    1 | 2 => 1 + next() % SHORT_MAX,
+                    _ => 1 + next() % 40,
+                };
+                // A small alphabet for the frequent short words, a wide one for the rest.
+                let wide = i % 4 != 0;
+                let start = data.len();
+                data.extend((0..len).map(|_| if wide { next() as u8 } else { b"ab"[next() % 2] }));
+                cuts.push(start..data.len());
+            }
+            let mut partials = vec![Partial::default(), Partial::with_capacity(1000)];
+            for (k, half) in cuts.chunks(cuts.len() / 2).enumerate() {
+                // Each half in its own data, so its last pieces end the data.
+                let own: Vec<u8> = data[half[0].start..half[half.len() - 1].end].to_vec();
+                let base = half[0].start;
+                let mut pending = Pending::new(&own);
+                for r in half {
+                    let piece = &own[r.start - base..r.end - base];
+                    *want.entry(piece.to_vec()).or_default() += 1;
+                    pending.push(piece, &mut partials[k]);
+                }
+                pending.flush(&mut partials[k]);
+            }
+            // The second round is folded without asking first (the fold moves the hot
+            // counts itself).
+            if round == 0 {
+                let distinct: usize = partials.iter_mut().map(Partial::distinct).sum();
+                assert!(distinct > 4_000 && distinct < 120_000, "{distinct}");
+            }
+            table.fold(&pool, partials);
+        }
+        let mut want: Vec<(Vec<u8>, u64)> = want.into_iter().collect();
+        want.sort();
+        let got: Vec<(Vec<u8>, u64)> =
+            table.sorted().into_iter().map(|(w, n)| (w.to_vec(), n)).collect();
+        assert_eq!(got, want);
+        assert!(got.iter().any(|(w, n)| w.len() <= 3 && *n > 1_000), "frequent short words");
+    }
 }

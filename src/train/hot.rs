@@ -1,0 +1,85 @@
+//! The counts of recent short words, in front of a partial's tables.
+//!
+//! Most pieces are a few frequent short words, and each is counted by one multiply, one compare and an add in a small
+//! direct-mapped array that stays in cache, instead of a 128-bit hash, a shard and a
+//! probe of a table of megabytes. A word is kept by its slot key (`word_hash::pack`: its
+//! bytes and length, never 0), so a hit is exact. A word that lands on a taken slot
+//! takes it, and the word it displaces leaves with its count, which its owner adds to
+//! its table: counts only move, so the total of every word is the same as counting
+//! each piece in the table.
+
+/// Slots (16 bytes each: 64 KiB, inside L2). They find 93% of the short pieces of the
+/// 20 MB code sample here, 89% of English, 86% of multilingual (1,024 slots: 88%, 81%,
+/// 78%).
+const SLOTS: usize = 1 << BITS;
+const BITS: u32 = 12;
+
+/// The slot of a key: the top bits of one multiply (Fibonacci hashing), which spread the
+/// keys' byte and length bits.
+#[inline(always)]
+fn slot_of(key: u64) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BITS)) as usize
+}
+
+/// (key, count) per slot; key 0: empty. Allocated at the first word.
+#[derive(Default)]
+pub struct HotCounts {
+    slots: Vec<(u64, u64)>,
+}
+
+impl HotCounts {
+    /// Counts one occurrence of the word of key `key` (not 0). Returns the word it
+    /// displaced and that word's count, which the caller must add to its table.
+    #[inline(always)]
+    pub fn add(&mut self, key: u64) -> Option<(u64, u64)> {
+        debug_assert_ne!(key, 0);
+        if self.slots.is_empty() {
+            self.slots = vec![(0, 0); SLOTS];
+        }
+        // SAFETY: `slot_of` is below SLOTS, the length once allocated (just above).
+        let slot = unsafe { self.slots.get_unchecked_mut(slot_of(key)) };
+        if slot.0 == key {
+            slot.1 += 1;
+            return None;
+        }
+        let old = std::mem::replace(slot, (key, 1));
+        (old.0 != 0).then_some(old)
+    }
+
+    /// Every word held and its count, leaving none held (and the slots freed).
+    pub fn take_all(&mut self) -> impl Iterator<Item = (u64, u64)> {
+        std::mem::take(&mut self.slots).into_iter().filter(|&(key, _)| key != 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// Counts moved out (displaced or taken at the end) add up to every word's count,
+    /// with keys that share slots (far more keys than slots, so most displace others).
+    #[test]
+    fn counts_only_move() {
+        let mut hot = HotCounts::default();
+        let mut want: HashMap<u64, u64> = HashMap::new();
+        let mut got: HashMap<u64, u64> = HashMap::new();
+        let mut x: u64 = 7;
+        for i in 0..200_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // A few frequent keys and many rare ones.
+            let key = if i % 3 == 0 { 1 + (x >> 60) } else { 1 + (x >> 45) };
+            *want.entry(key).or_default() += 1;
+            if let Some((k, n)) = hot.add(key) {
+                *got.entry(k).or_default() += n;
+            }
+        }
+        let displaced = got.values().sum::<u64>();
+        assert!(displaced > 100_000, "most keys displace others: {displaced}");
+        for (k, n) in hot.take_all() {
+            *got.entry(k).or_default() += n;
+        }
+        assert_eq!(got, want);
+        assert_eq!(hot.take_all().count(), 0, "nothing is held after taking all");
+    }
+}
