@@ -1,4 +1,4 @@
-//! cl100k's pieces of ASCII text found 64 bytes at a time, as bit masks.
+//! cl100k's pieces found 64 bytes at a time, as bit masks.
 //!
 //! The per-piece splitter (`cl100k::piece_end`) decides each piece by a chain of tests on
 //! its first bytes; which test ends it changes from piece to piece, so on English it
@@ -11,10 +11,11 @@
 //! from there: a window always begins at a known start (bit 0) and is read as if the
 //! text began there. The starts of ASCII text, given that (see `starts`):
 //!
-//! - a letter run starts a piece unless the byte before it is U+0020, `\t`/U+000B/U+000C,
-//!   or a lone punctuation byte not after U+0020: that byte is the run's prefix
-//!   (`[^\r\n\p{L}\p{N}]?+\p{L}++`). A lone apostrophe before a contraction
-//!   (`'s`, `'ll`, ...) takes only the contraction; the rest of the run starts anew.
+//! - a letter run starts a piece unless the character before it is U+0020,
+//!   `\t`/U+000B/U+000C, or a lone "other" character not after U+0020: that character is
+//!   the run's prefix (`[^\r\n\p{L}\p{N}]?+\p{L}++`). A lone apostrophe before a
+//!   contraction (`'s`, `'ll`, `'ſ`, ...) takes only the contraction; the rest of the run
+//!   starts anew.
 //! - a digit run starts a piece, and again every three digits (`\p{N}{1,3}+`).
 //! - a run of "other" starts a piece unless U+0020 comes before it, which it takes
 //!   (` ?[^\s\p{L}\p{N}]++`); it also takes the `\r`/`\n` right after it (`[\r\n]*+`).
@@ -23,26 +24,34 @@
 //!   there), and its last byte when that is not a newline (`\s+(?!\S)` leaves it to the
 //!   next piece, which it starts as a prefix, a U+0020 before "other", or alone).
 //!
+//! Non-ASCII characters are looked up one by one (`take_chars`): a letter's bytes join
+//! the letter mask, and any character that is neither a number nor a space (a mark,
+//! punctuation, a symbol) is "other", its bytes after the first marked so that a lone
+//! "other" is one character, not one byte. The rules above then hold as written: a
+//! letter run is a run of letter bytes, and a prefix is the one character before it.
+//! Non-ASCII numbers and spaces (grouped or left by characters) stop the lookup.
+//!
 //! Only starts that bytes inside the window decide are used: those up to the start of
-//! the run that holds the window's first non-ASCII byte or its last byte (either may go
-//! on past what the masks saw). Pieces are emitted up to the last such start, and the
-//! next window begins there. A window that decides nothing (one run fills it) or whose
-//! first non-ASCII byte comes early hands its 64 bytes to `cl100k::piece_end`, which
-//! handles any text, so long runs and mostly non-ASCII text pay one classification per
-//! 64 bytes.
+//! the run that holds the window's first character not taken (a number or space from
+//! 0x80) or its last byte (either may go on past what the masks saw). Pieces are emitted
+//! up to the last such start, and the next window begins there. A window that decides
+//! nothing (one run fills it) or whose first character not taken comes early hands its
+//! 64 bytes to `cl100k::piece_end`, which handles any text, so long runs pay one
+//! classification per 64 bytes.
 //!
 //! Unit tests compare the result with `cl100k::piece_end` piece by piece on texts built
 //! to cross every rule at every offset of a window; `tests/pretokenize_fast.rs` and the
 //! fuzz target compare the whole splitter with fancy-regex.
 
 use super::cl100k;
+use super::classes::{LETTER, NUMBER, SPACE};
 use super::scan::Text;
 
 /// Bytes classified at a time.
 const WINDOW: usize = 64;
 
-/// A window whose first non-ASCII byte comes before this goes piece by piece: too little
-/// of it would be decided.
+/// A window whose first character not taken (`take_chars`) comes before this goes piece
+/// by piece: too little of it would be decided.
 const EARLY_HIGH: u32 = 32;
 
 /// A window's bytes by class, bit k for byte k.
@@ -60,8 +69,10 @@ struct Masks {
     newline: u64,
     /// `'`.
     apostrophe: u64,
-    /// Bytes from 0x80.
+    /// Bytes from 0x80, until [`take_chars`] takes the characters it can.
     high: u64,
+    /// The bytes after the first of each character [`take_chars`] took.
+    tail: u64,
 }
 
 impl Masks {
@@ -127,12 +138,12 @@ fn fill_down(mask: u64, seeds: u64) -> u64 {
     fill_up(mask.reverse_bits(), seeds.reverse_bits()).reverse_bits()
 }
 
-/// The piece starts of a window whose byte 0 starts a piece, and the last position the
-/// window decides: starts at or below it are exact. `bytes` are the window's (at least
-/// 64; the contraction check reads them); its first [`EARLY_HIGH`] bytes are ASCII.
+/// The piece starts of the window at `pos` of `text`, whose byte 0 starts a piece, and the
+/// last position the window decides: starts at or below it are exact. Its first
+/// [`EARLY_HIGH`] bytes are ASCII or taken characters ([`take_chars`]).
 #[inline(always)]
-fn starts(m: &Masks, bytes: &[u8]) -> (u64, u32) {
-    let Masks { letter, digit, space, white, newline, apostrophe, high } = *m;
+fn starts(m: &Masks, text: &Text, pos: usize) -> (u64, u32) {
+    let Masks { letter, digit, space, white, newline, apostrophe, high, tail } = *m;
     let other = !(letter | digit | white | high);
     let tab = white & !newline & !space;
 
@@ -146,20 +157,22 @@ fn starts(m: &Masks, bytes: &[u8]) -> (u64, u32) {
     let trailing = fill_down(not_newline, last);
     let white_starts = run_starts | (trailing & !after(trailing)) | last;
 
-    // "Other": its runs, and the lone ones (a prefix candidate).
+    // "Other": its runs, and the lone ones (one character: a prefix candidate).
     let other_starts = other & !after(other);
-    let lone = other_starts & !before(other);
+    let later_chars = other & !tail & !other_starts;
+    let lone = other_starts & !fill_down(other, later_chars);
     let lone_start = lone & !after(space);
     let other_piece_starts = other_starts & !after(space);
 
     // Letters: a run starts a piece unless its prefix does.
     let letter_starts = letter & !after(letter);
-    let mut letter_piece_starts = letter_starts & !after(space | tab | lone_start);
+    let prefixes = space | tab | fill_up(other, lone_start);
+    let mut letter_piece_starts = letter_starts & !after(prefixes);
     let mut contractions = apostrophe & lone_start & before(letter_starts);
     while contractions != 0 {
         let k = contractions.trailing_zeros() as usize;
         contractions &= contractions - 1;
-        letter_piece_starts |= contraction_rest(bytes, k) & letter;
+        letter_piece_starts |= contraction_rest(text, pos, k) & letter;
     }
 
     // Digits: in threes from each run's start.
@@ -174,7 +187,7 @@ fn starts(m: &Masks, bytes: &[u8]) -> (u64, u32) {
     let all = 1 | white_starts | other_piece_starts | letter_piece_starts | digit_starts;
 
     // Decided up to the start of the run holding the first byte the masks cannot see
-    // past: the first non-ASCII byte, else the last byte.
+    // past: the first character not taken, else the last byte.
     let unknown = high.trailing_zeros(); // 64 without one
     debug_assert!(unknown >= EARLY_HIGH);
     let edge = 1u64 << (unknown - 1);
@@ -185,22 +198,44 @@ fn starts(m: &Masks, bytes: &[u8]) -> (u64, u32) {
     (all, decided)
 }
 
-/// The bit of the piece start that follows a contraction at the apostrophe `k` (a lone
-/// apostrophe starting a piece, a letter after it), or 0 if the letters after it are no
-/// contraction or the start would lie past the window.
+/// The bit of the piece start that follows a contraction at the apostrophe `k` of the
+/// window at `pos` (a lone apostrophe starting a piece, a letter after it), or 0 if the
+/// letters after it are no contraction or the start would lie past the window. The
+/// per-piece splitter's own test, so `'ſ` (which `(?i:s)` matches) is one too.
 #[inline(never)]
-fn contraction_rest(bytes: &[u8], k: usize) -> u64 {
-    let fold = |i: usize| bytes.get(i).map_or(0, |b| b | 0x20);
-    let len = match (fold(k + 1), fold(k + 2)) {
-        (b's' | b'd' | b'm' | b't', _) => 2,
-        (b'l', b'l') | (b'v' | b'r', b'e') => 3,
-        _ => return 0,
-    };
-    if k + len < WINDOW {
-        1 << (k + len)
-    } else {
-        0
+fn contraction_rest(text: &Text, pos: usize, k: usize) -> u64 {
+    match text.contraction(pos + k, true) {
+        Some(end) if end - pos < WINDOW => 1 << (end - pos),
+        _ => 0,
     }
+}
+
+/// Takes the window's non-ASCII characters (at `pos` of `text`) into the masks, one by
+/// one from the first, up to the first that is a number or a space (`\p{N}`, `\s`: the
+/// rules count those by characters), which with every byte after it stays in `high`,
+/// past what the masks decide. A letter's bytes are letter bytes; the bytes of any other
+/// character (a mark, punctuation, a symbol) are left in no mask, which is "other"; the
+/// bytes after a character's first are in `tail`, so a run of "other" is known to be one
+/// character or more.
+#[inline(always)]
+fn take_chars(m: &mut Masks, text: &Text, pos: usize) {
+    let mut rest = m.high;
+    while rest != 0 {
+        // Every byte before `k` is ASCII or a taken character's, so `k` starts one.
+        let k = rest.trailing_zeros() as usize;
+        let (flags, len) = text.class(pos + k);
+        if flags & (NUMBER | SPACE) != 0 {
+            break;
+        }
+        // A character that runs past the window marks what is in it.
+        let bytes = ((1u64 << len) - 1) << k;
+        if flags & LETTER != 0 {
+            m.letter |= bytes;
+        }
+        m.tail |= bytes & !(1 << k);
+        rest &= !bytes;
+    }
+    m.high = rest;
 }
 
 /// Emits the pieces of `text` (cl100k), windows where they decide, `cl100k::piece_end`
@@ -214,11 +249,14 @@ pub fn split<'t>(text: &'t str, mut emit: impl FnMut(&'t [u8])) {
     let mut scalar_until = 0;
     while pos < bytes.len() {
         if pos >= scalar_until && pos + WINDOW <= bytes.len() {
-            let masks = Masks::of(bytes, pos);
+            let mut masks = Masks::of(bytes, pos);
+            if masks.high != 0 {
+                take_chars(&mut masks, &scan, pos);
+            }
             if masks.high.trailing_zeros() < EARLY_HIGH {
                 scalar_until = pos + WINDOW;
             } else {
-                let (all, decided) = starts(&masks, &bytes[pos..pos + WINDOW]);
+                let (all, decided) = starts(&masks, &scan, pos);
                 // Bits 1..=decided.
                 let mut kept = all & (u64::MAX >> (63 - decided)) & !1;
                 if kept == 0 {
@@ -309,27 +347,113 @@ mod tests {
 
     /// Atoms that cross every rule: contractions and their near misses, lone and runs of
     /// punctuation, each kind of whitespace with and without newlines, digit runs of
-    /// every length mod 3, non-ASCII letters, spaces, digits and punctuation.
+    /// every length mod 3, non-ASCII letters, spaces, digits, punctuation and marks.
     const ATOMS: &[&str] = &[
-        "a", "Ab", "word", "s", "ll", "ve", "re", "'", "'s", "'S", "'t", "'d", "'m", "'ll", "'LL",
-        "'Ve", "'re", "'x", "'l", "'v", "'r", "'e", ".", ",", "!?", "...", "\"", "(", " ", "  ",
-        "   ", "\t", "\n", "\r\n", "\n\n", " \n", "\n ", "\x0b", "\x0c", " \t", "1", "12", "123",
-        "1234", "12345", "é", "ß", "中文", "\u{a0}", "\u{3000}", "\u{85}", "٣", "—", "’", "ſ",
+        "a",
+        "Ab",
+        "word",
+        "s",
+        "ll",
+        "ve",
+        "re",
+        "'",
+        "'s",
+        "'S",
+        "'t",
+        "'d",
+        "'m",
+        "'ll",
+        "'LL",
+        "'Ve",
+        "'re",
+        "'x",
+        "'l",
+        "'v",
+        "'r",
+        "'e",
+        ".",
+        ",",
+        "!?",
+        "...",
+        "\"",
+        "(",
+        " ",
+        "  ",
+        "   ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\n\n",
+        " \n",
+        "\n ",
+        "\x0b",
+        "\x0c",
+        " \t",
+        "1",
+        "12",
+        "123",
+        "1234",
+        "12345",
+        "é",
+        "ß",
+        "中文",
+        "\u{a0}",
+        "\u{3000}",
+        "\u{85}",
+        "٣",
+        "—",
+        "’",
+        "ſ",
         "\u{301}",
+        "'ſ",
+        "'é",
+        "слово",
+        " мир",
+        "λόγος",
+        "𝐀",
+        "😀",
+        "e\u{301}",
+        "ǅ",
+        "ʰ",
+        "«",
+        "…",
+        "—x",
+        "ที่",
+        "किताब",
+        "\u{301}\u{301}",
+        "a\u{301}b",
     ];
 
-    fn random_text(rng: &mut Rng, atoms: usize, ascii_only: bool) -> String {
-        let pool: Vec<&str> =
-            ATOMS.iter().copied().filter(|a| !ascii_only || a.is_ascii()).collect();
+    /// Which atoms a random text is made of.
+    #[derive(Clone, Copy)]
+    enum Pool {
+        Ascii,
+        /// ASCII and atoms with no number or space beyond it: windows that decide text
+        /// of several scripts ([`take_chars`]).
+        Taken,
+        All,
+    }
+
+    fn random_text(rng: &mut Rng, atoms: usize, pool: Pool) -> String {
+        let taken =
+            |c: char| crate::pretokenize::classes::table().get(c as u32) & (NUMBER | SPACE) == 0;
+        let pool: Vec<&str> = (ATOMS.iter().copied())
+            .filter(|a| match pool {
+                Pool::Ascii => a.is_ascii(),
+                Pool::Taken => a.chars().all(|c| c.is_ascii() || taken(c)),
+                Pool::All => true,
+            })
+            .collect();
         (0..atoms).map(|_| pool[rng.below(pool.len())]).collect()
     }
 
     #[test]
     fn windows_split_as_piece_by_piece() {
         let mut rng = Rng(0xB10C);
-        for round in 0..20_000 {
+        for round in 0..30_000 {
             let atoms = 10 + rng.below(120);
-            check(&random_text(&mut rng, atoms, round % 4 != 0));
+            let pool = [Pool::Ascii, Pool::Ascii, Pool::Taken, Pool::All][round % 4];
+            check(&random_text(&mut rng, atoms, pool));
         }
     }
 
