@@ -55,6 +55,7 @@ impl HotCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Rng;
     use std::collections::HashMap;
 
     /// Counts moved out (displaced or taken at the end) add up to every word's count,
@@ -64,9 +65,9 @@ mod tests {
         let mut hot = HotCounts::default();
         let mut want: HashMap<u64, u64> = HashMap::new();
         let mut got: HashMap<u64, u64> = HashMap::new();
-        let mut x: u64 = 7;
+        let mut rng = Rng(7);
         for i in 0..200_000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let x = rng.next();
             // A few frequent keys and many rare ones.
             let key = if i % 3 == 0 { 1 + (x >> 60) } else { 1 + (x >> 45) };
             *want.entry(key).or_default() += 1;

@@ -280,6 +280,7 @@ fn absorb(shard: &mut PieceTable, partial: PieceTable) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Rng;
     use std::collections::HashMap;
 
     /// Pieces counted through `Pending` and folded give each word's exact count: short
@@ -288,11 +289,8 @@ mod tests {
     /// the same words counted again in a second batch over a table that holds them.
     #[test]
     fn folded_counts_are_exact() {
-        let mut x: u64 = 3;
-        let mut next = move || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) as usize
-        };
+        let mut rng = Rng(3);
+        let mut next = move || rng.next() as usize;
         let mut want: HashMap<Vec<u8>, u64> = HashMap::new();
         let mut table = WordTable::default();
         let pool = parallel::pool(Some(2));
