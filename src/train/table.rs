@@ -56,7 +56,8 @@ impl Partial {
         }
     }
 
-    /// Distinct words held.
+    /// Distinct words held (the hot counts are moved into the shards first, so only
+    /// call it once every piece is added).
     pub fn distinct(&mut self) -> usize {
         self.spill();
         self.shards.iter().map(PieceTable::len).sum()
