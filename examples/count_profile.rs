@@ -4,13 +4,14 @@
 //! process.
 //!
 //! ```text
-//! cargo run --release --example count_profile -- DOCS [THREADS] [REPEATS]
+//! cargo run --release --example count_profile -- DOCS [THREADS] [REPEATS] [PATTERN]
 //! ```
 //!
 //! DOCS is a file of UTF-8 documents separated by NUL bytes, counted in batches of 8,192
-//! documents (as `train_from_iterator` does); THREADS defaults to 1, REPEATS to 5. Prints
-//! the fastest and the median MB/s by CPU seconds (all threads), the median by wall
-//! time, and the distinct words (equal across builds).
+//! documents (as `train_from_iterator` does); THREADS defaults to 1, REPEATS to 5, PATTERN
+//! (a built-in name or a regex) to cl100k. Prints the fastest and the median MB/s by CPU
+//! seconds (all threads), the median by wall time, and the distinct words (equal across
+//! builds).
 
 use std::time::Instant;
 
@@ -50,6 +51,7 @@ fn main() {
     let data = std::fs::read(&args[0]).expect("read DOCS");
     let threads: usize = args.get(1).map_or(1, |v| v.parse().expect("threads"));
     let repeats: usize = args.get(2).map_or(5, |v| v.parse().expect("repeats"));
+    let pattern = Pattern::new(args.get(3).map_or("cl100k", String::as_str)).expect("pattern");
     // Valid UTF-8 takes the text path, as a `str` does (a file cut mid-character is not).
     let docs: Vec<Document> = data
         .split(|&b| b == 0)
@@ -60,8 +62,7 @@ fn main() {
     let mut distinct = 0;
     for _ in 0..repeats {
         let (t0, c0) = (Instant::now(), cpu_seconds());
-        let mut counter =
-            WordCounter::new(Pattern::new("cl100k").unwrap(), SpecialTokens::default(), None);
+        let mut counter = WordCounter::new(pattern.clone(), SpecialTokens::default(), None);
         for (i, batch) in docs.chunks(8192).enumerate() {
             counter.add_documents(batch, (i * 8192) as u64, Some(threads)).expect("count");
         }

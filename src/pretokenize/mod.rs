@@ -6,10 +6,9 @@
 //! The three built-in patterns are split by hand-written, linear-time code (`gpt2.rs`,
 //! `cl100k.rs`, `o200k.rs`, over the classes of `classes.rs`, each piece tried first by
 //! an ASCII fast path over the byte kinds of `ascii.rs`, ASCII runs scanned 16 bytes at
-//! a time by `runs.rs`; cl100k's ASCII text 64 bytes at a time as bit masks by
-//! `blocks.rs`) that gives exactly the pieces
-//! fancy-regex gives; fancy-regex backtracks on them (a few MB/s) and fails on long
-//! runs of spaces. Custom patterns use fancy-regex. `tests/pretokenize_fast.rs` compares
+//! a time by `runs.rs`; cl100k's and o200k's text 64 bytes at a time as bit masks by
+//! `blocks/`, where the masks can hold it) that gives exactly the pieces fancy-regex
+//! gives; fancy-regex backtracks on them (a few MB/s) and fails on long runs of spaces. Custom patterns use fancy-regex. `tests/pretokenize_fast.rs` compares
 //! the two paths.
 
 use std::sync::OnceLock;
@@ -85,33 +84,12 @@ impl Builtin {
         slot.get_or_init(|| fancy_regex::Regex::new(source).expect("built-in patterns compile"))
     }
 
-    #[allow(clippy::redundant_closure)] // see below
     fn split<'t>(self, text: &'t str, emit: impl FnMut(&'t [u8])) {
         match self {
-            // Closures rather than the functions themselves: a function item went through a
-            // call shim once per piece (not inlined without LTO), ~20% of gpt2's splitting.
-            Builtin::Gpt2 => split_with(text, emit, |t, i| gpt2::piece_end(t, i)),
-            Builtin::Cl100k => blocks::split(text, emit),
-            Builtin::O200k => split_with(text, emit, |t, i| o200k::piece_end(t, i)),
+            Builtin::Gpt2 => blocks::split::<blocks::Gpt2>(text, emit),
+            Builtin::Cl100k => blocks::split::<blocks::Cl100k>(text, emit),
+            Builtin::O200k => blocks::split::<blocks::O200k>(text, emit),
         }
-    }
-}
-
-/// Emits the pieces of `text`, each from where the last one ended to `piece_end` of that
-/// position (generic, so each splitter is inlined into its own loop).
-#[inline(always)]
-fn split_with<'t>(
-    text: &'t str,
-    mut emit: impl FnMut(&'t [u8]),
-    piece_end: impl Fn(&scan::Text, usize) -> usize,
-) {
-    let scan = scan::Text::new(text);
-    let mut start = 0;
-    while start < text.len() {
-        let end = piece_end(&scan, start);
-        debug_assert!(end > start && text.is_char_boundary(end));
-        emit(&text.as_bytes()[start..end]);
-        start = end;
     }
 }
 

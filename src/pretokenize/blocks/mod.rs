@@ -1,51 +1,43 @@
-//! cl100k's pieces found 64 bytes at a time, as bit masks.
+//! Pieces found 64 bytes at a time, as bit masks: the window engine, with the rules of
+//! cl100k (`cl100k.rs` here), o200k (`o200k.rs`) and gpt2 (`gpt2.rs`).
 //!
-//! The per-piece splitter (`cl100k::piece_end`) decides each piece by a chain of tests on
-//! its first bytes; which test ends it changes from piece to piece, so on English it
-//! mispredicted about 0.74 branches a piece (callgrind), most of them there. Here the
-//! bytes of a window are classified into masks (bit k = byte k) and the starts of all its
-//! pieces come out of a few shifts, ands and two carry-propagating adds, with no branch
-//! per piece.
+//! The per-piece splitters (`piece_end` of `super::cl100k`, `super::o200k`, ...) decide each
+//! piece by a chain of tests on its first bytes; which test ends it changes from piece to
+//! piece, so on English they mispredicted about 0.74 branches a piece (callgrind), most of
+//! them there. Here the bytes of a window are classified into masks (bit k = byte k) and
+//! the starts of all its pieces come out of a few shifts, ands and carry-propagating adds,
+//! with no branch per piece.
 //!
-//! The pattern has no lookbehind, so what follows a piece start depends only on the text
+//! No built-in pattern has lookbehind, so what follows a piece start depends only on the text
 //! from there: a window always begins at a known start (bit 0) and is read as if the
-//! text began there. The starts of ASCII text, given that (see `starts`):
+//! text began there. Each pattern's rules say which non-ASCII characters its masks can
+//! take (`Rules::take_char`) and where its pieces start (`Rules::starts`).
 //!
-//! - a letter run starts a piece unless the character before it is U+0020,
-//!   `\t`/U+000B/U+000C, or a lone "other" character not after U+0020: that character is
-//!   the run's prefix (`[^\r\n\p{L}\p{N}]?+\p{L}++`). A lone apostrophe before a
-//!   contraction (`'s`, `'ll`, `'ſ`, ...) takes only the contraction; the rest of the run
-//!   starts anew.
-//! - a digit run starts a piece, and again every three digits (`\p{N}{1,3}+`).
-//! - a run of "other" starts a piece unless U+0020 comes before it, which it takes
-//!   (` ?[^\s\p{L}\p{N}]++`); it also takes the `\r`/`\n` right after it (`[\r\n]*+`).
-//! - a whitespace run (less newlines taken by "other" before it) starts a piece; so does
-//!   the byte after its last newline when more whitespace follows (`\s*[\r\n]` ends
-//!   there), and its last byte when that is not a newline (`\s+(?!\S)` leaves it to the
-//!   next piece, which it starts as a prefix, a U+0020 before "other", or alone).
-//!
-//! Non-ASCII characters are looked up one by one (`take_chars`): a letter's bytes join
-//! the letter mask, and any character that is neither a number nor a space (a mark,
-//! punctuation, a symbol) is "other", its bytes after the first marked so that a lone
-//! "other" is one character, not one byte. The rules above then hold as written: a
-//! letter run is a run of letter bytes, and a prefix is the one character before it.
-//! Non-ASCII numbers and spaces (grouped or left by characters) stop the lookup.
+//! Non-ASCII characters are looked up one by one (`take_chars`), from the window's first
+//! byte from 0x80, up to the first one the rules cannot take, which with every byte after
+//! it stays in `high`; the bytes after a taken character's first are in `tail`, so a run
+//! of "other" is known to be one character or more.
 //!
 //! Only starts that bytes inside the window decide are used: those up to the start of
-//! the run that holds the window's first character not taken (a number or space from
-//! 0x80) or its last byte (either may go on past what the masks saw). Pieces are emitted
-//! up to the last such start, and the next window begins there. A window that decides
-//! nothing (one run fills it) or whose first character not taken comes early hands its
-//! 64 bytes to `cl100k::piece_end`, which handles any text, so long runs pay one
-//! classification per 64 bytes.
+//! the run that holds the window's first character not taken or its last byte (either
+//! may go on past what the masks saw). Pieces are emitted up to the last such start, and
+//! the next window begins there. A window that decides nothing (one run fills it) or
+//! whose first character not taken comes early hands its 64 bytes to the pattern's
+//! `piece_end`, which handles any text, so long runs pay one classification per 64 bytes.
 //!
-//! Unit tests compare the result with `cl100k::piece_end` piece by piece on texts built
-//! to cross every rule at every offset of a window; `tests/pretokenize_fast.rs` and the
-//! fuzz target compare the whole splitter with fancy-regex.
+//! Unit tests compare each pattern's windows with its `piece_end` piece by piece on texts
+//! built to cross every rule at every offset of a window; `tests/pretokenize_fast.rs` and
+//! the fuzz target compare the whole splitters with fancy-regex.
 
-use super::cl100k;
-use super::classes::{LETTER, NUMBER, SPACE};
 use super::scan::Text;
+
+mod cl100k;
+mod gpt2;
+mod o200k;
+
+pub use cl100k::Cl100k;
+pub use gpt2::Gpt2;
+pub use o200k::O200k;
 
 /// Bytes classified at a time.
 const WINDOW: usize = 64;
@@ -56,9 +48,15 @@ const EARLY_HIGH: u32 = 32;
 
 /// A window's bytes by class, bit k for byte k.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Masks {
-    /// `A`-`Z`, `a`-`z`.
+pub struct Masks {
+    /// `A`-`Z`, `a`-`z`, and the letters [`take_chars`] took.
     letter: u64,
+    /// `A`-`Z`, and the taken letters that are uppercase or titlecase only (o200k's
+    /// `\p{Lu}`, `\p{Lt}`).
+    upper: u64,
+    /// Taken letters that are both o200k's U and W (`\p{Lm}`, `\p{Lo}`, marks after a
+    /// letter); none in ASCII.
+    both: u64,
     /// `0`-`9`.
     digit: u64,
     /// U+0020.
@@ -69,6 +67,8 @@ struct Masks {
     newline: u64,
     /// `'`.
     apostrophe: u64,
+    /// `/`.
+    slash: u64,
     /// Bytes from 0x80, until [`take_chars`] takes the characters it can.
     high: u64,
     /// The bytes after the first of each character [`take_chars`] took.
@@ -85,11 +85,13 @@ impl Masks {
             let bit = 1u64 << k;
             let set = |mask: &mut u64, yes: bool| *mask |= if yes { bit } else { 0 };
             set(&mut m.letter, b.is_ascii_alphabetic());
+            set(&mut m.upper, b.is_ascii_uppercase());
             set(&mut m.digit, b.is_ascii_digit());
             set(&mut m.space, b == b' ');
             set(&mut m.white, matches!(b, b'\t'..=b'\r' | b' '));
             set(&mut m.newline, matches!(b, b'\r' | b'\n'));
             set(&mut m.apostrophe, b == b'\'');
+            set(&mut m.slash, b == b'/');
             set(&mut m.high, b >= 0x80);
         }
         m
@@ -138,99 +140,118 @@ fn fill_down(mask: u64, seeds: u64) -> u64 {
     fill_up(mask.reverse_bits(), seeds.reverse_bits()).reverse_bits()
 }
 
-/// The piece starts of the window at `pos` of `text`, whose byte 0 starts a piece, and the
-/// last position the window decides: starts at or below it are exact. Its first
-/// [`EARLY_HIGH`] bytes are ASCII or taken characters ([`take_chars`]).
+/// What one pattern's windows need.
+pub trait Rules {
+    /// Takes the non-ASCII character at byte `k` of the window into `m` (its bytes are
+    /// `bytes`, its flags from `classes.rs` are `flags`), or refuses it (false): the rules
+    /// cannot place it from the masks. A character taken into no mask is "other".
+    fn take_char(m: &mut Masks, flags: u8, k: usize, bytes: u64) -> bool;
+
+    /// The piece starts of the window at `pos` of `text`, whose byte 0 starts a piece, and
+    /// the last position the window decides: starts at or below it are exact. Its first
+    /// [`EARLY_HIGH`] bytes are ASCII or taken characters.
+    fn starts(m: &Masks, text: &Text, pos: usize) -> (u64, u32);
+
+    /// The end of the piece at `i`, one piece at a time: the pattern's own splitter.
+    fn piece_end(text: &Text, i: usize) -> usize;
+}
+
+/// The last position a window's masks decide: the start of the run holding the first
+/// byte the masks cannot see past (the first character not taken, else the last byte),
+/// less one. `other` is the window's "other" mask.
 #[inline(always)]
-fn starts(m: &Masks, text: &Text, pos: usize) -> (u64, u32) {
-    let Masks { letter, digit, space, white, newline, apostrophe, high, tail } = *m;
-    let other = !(letter | digit | white | high);
-    let tab = white & !newline & !space;
-
-    // Whitespace. Newlines right after "other" belong to its piece.
-    let taken = fill_up(newline, newline & after(other));
-    let white_left = white & !taken;
-    let run_starts = white_left & !after(white_left);
-    let not_newline = white_left & !newline;
-    let last = not_newline & !before(white);
-    // The stretch after a run's last newline (or the whole run, without one).
-    let trailing = fill_down(not_newline, last);
-    let white_starts = run_starts | (trailing & !after(trailing)) | last;
-
-    // "Other": its runs, and the lone ones (one character: a prefix candidate).
-    let other_starts = other & !after(other);
-    let later_chars = other & !tail & !other_starts;
-    let lone = other_starts & !fill_down(other, later_chars);
-    let lone_start = lone & !after(space);
-    let other_piece_starts = other_starts & !after(space);
-
-    // Letters: a run starts a piece unless its prefix does.
-    let letter_starts = letter & !after(letter);
-    let prefixes = space | tab | fill_up(other, lone_start);
-    let mut letter_piece_starts = letter_starts & !after(prefixes);
-    let mut contractions = apostrophe & lone_start & before(letter_starts);
-    while contractions != 0 {
-        let k = contractions.trailing_zeros() as usize;
-        contractions &= contractions - 1;
-        letter_piece_starts |= contraction_rest(text, pos, k) & letter;
+fn decided(m: &Masks, other: u64) -> u32 {
+    let unknown = m.high.trailing_zeros(); // 64 without one
+    debug_assert!(unknown >= EARLY_HIGH);
+    let edge = 1u64 << (unknown - 1);
+    let class = [m.letter, m.digit, m.white, other].into_iter().find(|c| c & edge != 0);
+    let below = edge | (edge - 1);
+    let outside = !class.unwrap_or(0) & below;
+    if outside == 0 {
+        0
+    } else {
+        64 - outside.leading_zeros()
     }
+}
 
-    // Digits: in threes from each run's start.
+/// Every bit when `yes`, none otherwise (a mask chosen without a branch).
+#[inline(always)]
+fn all_if(yes: bool) -> u64 {
+    0u64.wrapping_sub(yes as u64)
+}
+
+/// The starts of the digits in `digit`: every run's start, then every three digits
+/// (`\p{N}{1,3}`, one shift per group).
+#[inline(always)]
+fn digit_starts(digit: u64) -> u64 {
     let mut groups = digit & !after(digit);
-    let mut digit_starts = groups;
+    let mut starts = groups;
     let three = digit & after(digit) & after(after(digit));
     while groups != 0 {
         groups = (groups << 3) & three;
-        digit_starts |= groups;
+        starts |= groups;
     }
-
-    let all = 1 | white_starts | other_piece_starts | letter_piece_starts | digit_starts;
-
-    // Decided up to the start of the run holding the first byte the masks cannot see
-    // past: the first character not taken, else the last byte.
-    let unknown = high.trailing_zeros(); // 64 without one
-    debug_assert!(unknown >= EARLY_HIGH);
-    let edge = 1u64 << (unknown - 1);
-    let class = [letter, digit, white, other].into_iter().find(|c| c & edge != 0).unwrap_or(0);
-    let below = edge | (edge - 1);
-    let outside = !class & below;
-    let decided = if outside == 0 { 0 } else { 64 - outside.leading_zeros() };
-    (all, decided)
+    starts
 }
 
-/// The bit of the piece start that follows a contraction at the apostrophe `k` of the
-/// window at `pos` (a lone apostrophe starting a piece, a letter after it), or 0 if the
-/// letters after it are no contraction or the start would lie past the window. The
-/// per-piece splitter's own test, so `'ſ` (which `(?i:s)` matches) is one too.
+/// The starts of the whitespace in `white_left` (the window's `\s` less newlines that
+/// "other" before them takes), the same in both patterns: each run's start, the byte after
+/// its last newline when more whitespace follows (`\s*[\r\n]` ends there), and its last
+/// byte when that is not a newline (`\s+(?!\S)` leaves it to the next piece).
+#[inline(always)]
+fn white_starts(m: &Masks, white_left: u64) -> u64 {
+    let run_starts = white_left & !after(white_left);
+    let not_newline = white_left & !m.newline;
+    let last = not_newline & !before(m.white);
+    // The stretch after a run's last newline (or the whole run, without one).
+    let trailing = fill_down(not_newline, last);
+    run_starts | (trailing & !after(trailing)) | last
+}
+
+/// "Other" runs (`run_other`, after whatever a rule takes out) and the window's U+0020:
+/// the starts of the runs (a U+0020 before one is its start) and the lone ones (one
+/// character, not after U+0020: a prefix when letters follow).
+#[inline(always)]
+fn other_starts(m: &Masks, run_other: u64) -> (u64, u64) {
+    let starts = run_other & !after(run_other);
+    let later_chars = run_other & !m.tail & !starts;
+    let lone = starts & !fill_down(run_other, later_chars);
+    (starts & !after(m.space), lone & !after(m.space))
+}
+
+/// The end (a window position, maybe past the window) of the contraction at the
+/// apostrophe `k` of the window at `pos`, if one is there: the per-piece splitters' own
+/// test, so with `fold` (`(?i:...)`) `'ſ` is one too.
 #[inline(never)]
-fn contraction_rest(text: &Text, pos: usize, k: usize) -> u64 {
-    match text.contraction(pos + k, true) {
-        Some(end) if end - pos < WINDOW => 1 << (end - pos),
-        _ => 0,
+fn contraction_at(text: &Text, pos: usize, k: u32, fold: bool) -> Option<usize> {
+    text.contraction(pos + k as usize, fold).map(|end| end - pos)
+}
+
+/// `starts` with none from `from` up to a contraction's `end` and one at `end`, when that
+/// is in the window (past it, none from `from` on).
+#[inline(always)]
+fn around_contraction(starts: u64, from: u32, end: usize) -> u64 {
+    let from_on = u64::MAX << from;
+    if end >= WINDOW {
+        return starts & !from_on;
     }
+    (starts & !(from_on & ((1u64 << end) - 1))) | 1 << end
 }
 
 /// Takes the window's non-ASCII characters (at `pos` of `text`) into the masks, one by
-/// one from the first, up to the first that is a number or a space (`\p{N}`, `\s`: the
-/// rules count those by characters), which with every byte after it stays in `high`,
-/// past what the masks decide. A letter's bytes are letter bytes; the bytes of any other
-/// character (a mark, punctuation, a symbol) are left in no mask, which is "other"; the
-/// bytes after a character's first are in `tail`, so a run of "other" is known to be one
-/// character or more.
+/// one from the first, up to the first that `R` refuses, which with every byte after it
+/// stays in `high`, past what the masks decide.
 #[inline(always)]
-fn take_chars(m: &mut Masks, text: &Text, pos: usize) {
+fn take_chars<R: Rules>(m: &mut Masks, text: &Text, pos: usize) {
     let mut rest = m.high;
     while rest != 0 {
         // Every byte before `k` is ASCII or a taken character's, so `k` starts one.
         let k = rest.trailing_zeros() as usize;
         let (flags, len) = text.class(pos + k);
-        if flags & (NUMBER | SPACE) != 0 {
-            break;
-        }
         // A character that runs past the window marks what is in it.
         let bytes = ((1u64 << len) - 1) << k;
-        if flags & LETTER != 0 {
-            m.letter |= bytes;
+        if !R::take_char(m, flags, k, bytes) {
+            break;
         }
         m.tail |= bytes & !(1 << k);
         rest &= !bytes;
@@ -238,10 +259,10 @@ fn take_chars(m: &mut Masks, text: &Text, pos: usize) {
     m.high = rest;
 }
 
-/// Emits the pieces of `text` (cl100k), windows where they decide, `cl100k::piece_end`
+/// Emits the pieces of `text` under `R`, windows where they decide, `R::piece_end`
 /// elsewhere.
 #[inline(always)]
-pub fn split<'t>(text: &'t str, mut emit: impl FnMut(&'t [u8])) {
+pub fn split<'t, R: Rules>(text: &'t str, mut emit: impl FnMut(&'t [u8])) {
     let scan = Text::new(text);
     let bytes = text.as_bytes();
     let mut pos = 0;
@@ -251,12 +272,12 @@ pub fn split<'t>(text: &'t str, mut emit: impl FnMut(&'t [u8])) {
         if pos >= scalar_until && pos + WINDOW <= bytes.len() {
             let mut masks = Masks::of(bytes, pos);
             if masks.high != 0 {
-                take_chars(&mut masks, &scan, pos);
+                take_chars::<R>(&mut masks, &scan, pos);
             }
             if masks.high.trailing_zeros() < EARLY_HIGH {
                 scalar_until = pos + WINDOW;
             } else {
-                let (all, decided) = starts(&masks, &scan, pos);
+                let (all, decided) = R::starts(&masks, &scan, pos);
                 // Bits 1..=decided.
                 let mut kept = all & (u64::MAX >> (63 - decided)) & !1;
                 if kept == 0 {
@@ -275,7 +296,7 @@ pub fn split<'t>(text: &'t str, mut emit: impl FnMut(&'t [u8])) {
                 }
             }
         }
-        let end = cl100k::piece_end(&scan, pos);
+        let end = R::piece_end(&scan, pos);
         emit(&bytes[pos..end]);
         pos = end;
     }
@@ -303,11 +324,13 @@ mod sse2 {
             let bits = |x: __m128i| (_mm_movemask_epi8(x) as u32 as u64) << (16 * part);
             let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
             m.letter |= bits(letter(v));
+            m.upper |= bits(within(v, b'A', 26));
             m.digit |= bits(within(v, b'0', 10));
             m.space |= bits(eq(b' '));
             m.white |= bits(whitespace(v));
             m.newline |= bits(_mm_or_si128(eq(b'\n'), eq(b'\r')));
             m.apostrophe |= bits(eq(b'\''));
+            m.slash |= bits(eq(b'/'));
             m.high |= bits(v);
         }
         m
@@ -317,28 +340,36 @@ mod sse2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pretokenize::classes::{NUMBER, SPACE};
     use crate::test_rng::Rng;
 
-    /// `cl100k::piece_end` piece by piece (the split loop of the other patterns): the
-    /// reference.
-    fn one_by_one(text: &str) -> Vec<&[u8]> {
+    /// `R::piece_end` piece by piece: the reference.
+    fn one_by_one<R: Rules>(text: &str) -> Vec<&[u8]> {
+        let scan = Text::new(text);
         let mut out = Vec::new();
-        super::super::split_with(text, |p| out.push(p), cl100k::piece_end);
+        let mut start = 0;
+        while start < text.len() {
+            let end = R::piece_end(&scan, start);
+            assert!(end > start && text.is_char_boundary(end));
+            out.push(&text.as_bytes()[start..end]);
+            start = end;
+        }
         out
     }
 
-    fn by_windows(text: &str) -> Vec<&[u8]> {
+    fn by_windows<R: Rules>(text: &str) -> Vec<&[u8]> {
         let mut out = Vec::new();
-        split(text, |p| out.push(p));
+        split::<R>(text, |p| out.push(p));
         out
     }
 
-    fn check(text: &str) {
-        let (want, got) = (one_by_one(text), by_windows(text));
+    fn check<R: Rules>(text: &str) {
+        let (want, got) = (one_by_one::<R>(text), by_windows::<R>(text));
         if got != want {
             let at = got.iter().zip(&want).take_while(|(g, w)| g == w).count();
             panic!(
-                "{text:?}: piece {at} is {:?}, piece by piece it is {:?}",
+                "{} {text:?}: piece {at} is {:?}, piece by piece it is {:?}",
+                std::any::type_name::<R>(),
                 got.get(at).map(|p| String::from_utf8_lossy(p)),
                 want.get(at).map(|p| String::from_utf8_lossy(p)),
             );
@@ -347,7 +378,9 @@ mod tests {
 
     /// Atoms that cross every rule: contractions and their near misses, lone and runs of
     /// punctuation, each kind of whitespace with and without newlines, digit runs of
-    /// every length mod 3, non-ASCII letters, spaces, digits, punctuation and marks.
+    /// every length mod 3, non-ASCII letters, spaces, digits, punctuation and marks, and
+    /// for o200k case changes (ASCII, Latin, Greek, titlecase `ǅ`, `ʰ` and CJK, which are
+    /// both cases), slashes after newlines, and contractions in either case.
     // Kept compact by hand: rustfmt puts one atom a line once any is over 10 characters.
     #[rustfmt::skip]
     const ATOMS: &[&str] = &[
@@ -356,7 +389,8 @@ mod tests {
         "   ", "\t", "\n", "\r\n", "\n\n", " \n", "\n ", "\x0b", "\x0c", " \t", "1", "12", "123",
         "1234", "12345", "é", "ß", "中文", "\u{a0}", "\u{3000}", "\u{85}", "٣", "—", "’", "ſ",
         "\u{301}", "'ſ", "'é", "слово", " мир", "λόγος", "𝐀", "😀", "e\u{301}", "ǅ", "ʰ", "«", "…",
-        "—x", "ที่", "किताब", "\u{301}\u{301}", "a\u{301}b",
+        "—x", "ที่", "किताब", "\u{301}\u{301}", "a\u{301}b", "ABc", "aBC", "HTML", "É", "Σσ",
+        "ǅa", "中A", "Aʰ", "/", "\n/", "'rE", "'Ll", "'S", "\u{301}A",
     ];
 
     /// Which atoms a random text is made of.
@@ -382,20 +416,33 @@ mod tests {
         (0..atoms).map(|_| pool[rng.below(pool.len())]).collect()
     }
 
-    #[test]
-    fn windows_split_as_piece_by_piece() {
+    fn random_texts_split_as_piece_by_piece<R: Rules>() {
         let mut rng = Rng(0xB10C);
         for round in 0..30_000 {
             let atoms = 10 + rng.below(120);
             let pool = [Pool::Ascii, Pool::Ascii, Pool::Taken, Pool::All][round % 4];
-            check(&random_text(&mut rng, atoms, pool));
+            check::<R>(&random_text(&mut rng, atoms, pool));
         }
+    }
+
+    #[test]
+    fn cl100k_windows_split_as_piece_by_piece() {
+        random_texts_split_as_piece_by_piece::<Cl100k>();
+    }
+
+    #[test]
+    fn o200k_windows_split_as_piece_by_piece() {
+        random_texts_split_as_piece_by_piece::<O200k>();
+    }
+
+    #[test]
+    fn gpt2_windows_split_as_piece_by_piece() {
+        random_texts_split_as_piece_by_piece::<Gpt2>();
     }
 
     /// Every atom pair at every offset around the window edges, in text otherwise of
     /// plain words, so each rule meets the edge of a window and of a first non-ASCII byte.
-    #[test]
-    fn rules_at_every_offset_split_as_piece_by_piece() {
+    fn rules_at_every_offset_split_as_piece_by_piece<R: Rules>() {
         for a in ATOMS {
             for b in ATOMS {
                 for offset in 0..70 {
@@ -404,10 +451,25 @@ mod tests {
                     text.push_str(a);
                     text.push_str(b);
                     text.push_str(" tail of plain words to fill the window, and then more");
-                    check(&text);
+                    check::<R>(&text);
                 }
             }
         }
+    }
+
+    #[test]
+    fn cl100k_rules_at_every_offset_split_as_piece_by_piece() {
+        rules_at_every_offset_split_as_piece_by_piece::<Cl100k>();
+    }
+
+    #[test]
+    fn o200k_rules_at_every_offset_split_as_piece_by_piece() {
+        rules_at_every_offset_split_as_piece_by_piece::<O200k>();
+    }
+
+    #[test]
+    fn gpt2_rules_at_every_offset_split_as_piece_by_piece() {
+        rules_at_every_offset_split_as_piece_by_piece::<Gpt2>();
     }
 
     #[test]
