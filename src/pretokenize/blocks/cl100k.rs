@@ -21,8 +21,8 @@
 use super::super::classes::{LETTER, NUMBER, SPACE};
 use super::super::{cl100k, scan::Text};
 use super::{
-    after, all_if, around_contraction, before, contraction_at, decided, digit_starts, fill_up,
-    other_starts, white_starts, Masks, Rules,
+    after, all_if, before, contraction_pieces, decided, digit_starts, fill_up, other_starts,
+    white_starts, Masks, Rules,
 };
 
 /// The rules of tiktoken's cl100k_base pattern.
@@ -54,20 +54,14 @@ impl Rules for Cl100k {
         let prefixes = space | tab | fill_up(other, lone_start);
         let letter_piece_starts = letter_starts & !after(prefixes);
 
-        let mut all = 1
+        let all = 1
             | white_starts(m, white & !taken)
             | other_piece_starts
             | letter_piece_starts
             | digit_starts(digit);
         // A lone apostrophe before a contraction takes only the contraction.
-        let mut contractions = apostrophe & lone_start & before(letter_starts);
-        while contractions != 0 {
-            let k = contractions.trailing_zeros();
-            contractions &= contractions - 1;
-            if let Some(end) = contraction_at(text, pos, k, true) {
-                all = around_contraction(all, k + 1, end);
-            }
-        }
+        let contractions = apostrophe & lone_start & before(letter_starts);
+        let all = contraction_pieces(all, contractions, text, pos, true);
         (all, decided(m, other))
     }
 

@@ -16,7 +16,7 @@
 
 use super::super::classes::{LETTER, NUMBER, SPACE};
 use super::super::{gpt2, scan::Text};
-use super::{after, all_if, around_contraction, before, contraction_at, decided, Masks, Rules};
+use super::{after, all_if, before, contraction_pieces, decided, Masks, Rules};
 
 /// The rules of tiktoken's gpt2 / r50k_base pattern.
 pub struct Gpt2;
@@ -43,15 +43,9 @@ impl Rules for Gpt2 {
             (letter & !after(letter)) | (digit & !after(digit)) | (other & !after(other));
         let piece_starts = run_starts & !after(space);
 
-        let mut all = 1 | white_starts | piece_starts;
-        let mut contractions = apostrophe & piece_starts & before(letter);
-        while contractions != 0 {
-            let k = contractions.trailing_zeros();
-            contractions &= contractions - 1;
-            if let Some(end) = contraction_at(text, pos, k, false) {
-                all = around_contraction(all, k + 1, end);
-            }
-        }
+        let all = 1 | white_starts | piece_starts;
+        let contractions = apostrophe & piece_starts & before(letter);
+        let all = contraction_pieces(all, contractions, text, pos, false);
         (all, decided(m, other))
     }
 

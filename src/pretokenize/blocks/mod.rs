@@ -227,6 +227,22 @@ fn contraction_at(text: &Text, pos: usize, k: u32, fold: bool) -> Option<usize> 
     text.contraction(pos + k as usize, fold).map(|end| end - pos)
 }
 
+/// `starts` where each apostrophe of `apostrophes` (each starting a piece, a letter after
+/// it) that begins a contraction takes only the contraction (cl100k's and gpt2's
+/// `'(?:[sdmt]|ll|ve|re)`, folded with `fold`): no start inside it, one at its end.
+#[inline(always)]
+fn contraction_pieces(starts: u64, apostrophes: u64, text: &Text, pos: usize, fold: bool) -> u64 {
+    let (mut starts, mut apostrophes) = (starts, apostrophes);
+    while apostrophes != 0 {
+        let k = apostrophes.trailing_zeros();
+        apostrophes &= apostrophes - 1;
+        if let Some(end) = contraction_at(text, pos, k, fold) {
+            starts = around_contraction(starts, k + 1, end);
+        }
+    }
+    starts
+}
+
 /// `starts` with none from `from` up to a contraction's `end` and one at `end`, when that
 /// is in the window (past it, none from `from` on).
 #[inline(always)]
@@ -425,21 +441,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn cl100k_windows_split_as_piece_by_piece() {
-        random_texts_split_as_piece_by_piece::<Cl100k>();
-    }
-
-    #[test]
-    fn o200k_windows_split_as_piece_by_piece() {
-        random_texts_split_as_piece_by_piece::<O200k>();
-    }
-
-    #[test]
-    fn gpt2_windows_split_as_piece_by_piece() {
-        random_texts_split_as_piece_by_piece::<Gpt2>();
-    }
-
     /// Every atom pair at every offset around the window edges, in text otherwise of
     /// plain words, so each rule meets the edge of a window and of a first non-ASCII byte.
     fn rules_at_every_offset_split_as_piece_by_piece<R: Rules>() {
@@ -457,19 +458,25 @@ mod tests {
         }
     }
 
-    #[test]
-    fn cl100k_rules_at_every_offset_split_as_piece_by_piece() {
-        rules_at_every_offset_split_as_piece_by_piece::<Cl100k>();
+    /// A test per pattern for each check above.
+    macro_rules! tests {
+        ($($name:ident: $check:ident::<$rules:ty>,)*) => {
+            $(
+                #[test]
+                fn $name() {
+                    $check::<$rules>();
+                }
+            )*
+        };
     }
 
-    #[test]
-    fn o200k_rules_at_every_offset_split_as_piece_by_piece() {
-        rules_at_every_offset_split_as_piece_by_piece::<O200k>();
-    }
-
-    #[test]
-    fn gpt2_rules_at_every_offset_split_as_piece_by_piece() {
-        rules_at_every_offset_split_as_piece_by_piece::<Gpt2>();
+    tests! {
+        cl100k_windows_split_as_piece_by_piece: random_texts_split_as_piece_by_piece::<Cl100k>,
+        o200k_windows_split_as_piece_by_piece: random_texts_split_as_piece_by_piece::<O200k>,
+        gpt2_windows_split_as_piece_by_piece: random_texts_split_as_piece_by_piece::<Gpt2>,
+        cl100k_rules_at_every_offset: rules_at_every_offset_split_as_piece_by_piece::<Cl100k>,
+        o200k_rules_at_every_offset: rules_at_every_offset_split_as_piece_by_piece::<O200k>,
+        gpt2_rules_at_every_offset: rules_at_every_offset_split_as_piece_by_piece::<Gpt2>,
     }
 
     #[test]
