@@ -156,9 +156,10 @@ pub trait Rules {
     fn piece_end(text: &Text, i: usize) -> usize;
 }
 
-/// The last position a window's masks decide: the start of the run holding the first
-/// byte the masks cannot see past (the first character not taken, else the last byte),
-/// less one. `other` is the window's "other" mask.
+/// The last position a window's masks decide (starts at or below it are exact): the
+/// start of the run holding the first byte the masks cannot see past (the first character
+/// not taken, else the last byte), since whether that run starts a piece depends only on
+/// what precedes it. `other` is the window's "other" mask.
 #[inline(always)]
 fn decided(m: &Masks, other: u64) -> u32 {
     let unknown = m.high.trailing_zeros(); // 64 without one
@@ -195,7 +196,7 @@ fn digit_starts(digit: u64) -> u64 {
 }
 
 /// The starts of the whitespace in `white_left` (the window's `\s` less newlines that
-/// "other" before them takes), the same in both patterns: each run's start, the byte after
+/// "other" before them takes), the same in cl100k and o200k: each run's start, the byte after
 /// its last newline when more whitespace follows (`\s*[\r\n]` ends there), and its last
 /// byte when that is not a newline (`\s+(?!\S)` leaves it to the next piece).
 #[inline(always)]
@@ -231,8 +232,13 @@ fn contraction_at(text: &Text, pos: usize, k: u32, fold: bool) -> Option<usize> 
 /// it) that begins a contraction takes only the contraction (cl100k's and gpt2's
 /// `'(?:[sdmt]|ll|ve|re)`, folded with `fold`): no start inside it, one at its end.
 #[inline(always)]
-fn contraction_pieces(starts: u64, apostrophes: u64, text: &Text, pos: usize, fold: bool) -> u64 {
-    let (mut starts, mut apostrophes) = (starts, apostrophes);
+fn contraction_pieces(
+    mut starts: u64,
+    mut apostrophes: u64,
+    text: &Text,
+    pos: usize,
+    fold: bool,
+) -> u64 {
     while apostrophes != 0 {
         let k = apostrophes.trailing_zeros();
         apostrophes &= apostrophes - 1;
