@@ -6,10 +6,10 @@
 //! The three built-in patterns are split by hand-written, linear-time code (`gpt2.rs`,
 //! `cl100k.rs`, `o200k.rs`, over the classes of `classes.rs`, each piece tried first by
 //! an ASCII fast path over the byte kinds of `ascii.rs`, ASCII runs scanned 16 bytes at
-//! a time by `runs.rs`; cl100k's and o200k's text 64 bytes at a time as bit masks by
-//! `blocks/`, where the masks can hold it) that gives exactly the pieces fancy-regex
-//! gives; fancy-regex backtracks on them (a few MB/s) and fails on long runs of spaces. Custom patterns use fancy-regex. `tests/pretokenize_fast.rs` compares
-//! the two paths.
+//! a time by `runs.rs`; all three 64 bytes at a time as bit masks by `blocks/`, where
+//! the masks can hold the text) that gives exactly the pieces fancy-regex gives;
+//! fancy-regex backtracks on them (a few MB/s) and fails on long runs of spaces. Custom
+//! patterns use fancy-regex. `tests/pretokenize_fast.rs` compares the two paths.
 
 use std::sync::OnceLock;
 

@@ -41,8 +41,8 @@ impl Rules for Cl100k {
 
     #[inline(always)]
     fn starts(m: &Masks, text: &Text, pos: usize) -> (u64, u32) {
-        let Masks { letter, digit, space, white, newline, apostrophe, high, .. } = *m;
-        let other = !(letter | digit | white | high);
+        let Masks { letter, digit, space, white, newline, apostrophe, .. } = *m;
+        let other = m.other();
         let tab = white & !newline & !space;
 
         // Newlines right after "other" belong to its piece.
@@ -62,7 +62,7 @@ impl Rules for Cl100k {
         // A lone apostrophe before a contraction takes only the contraction.
         let contractions = apostrophe & lone_start & before(letter_starts);
         let all = contraction_pieces(all, contractions, text, pos, true);
-        (all, decided(m, other))
+        (all, decided(m))
     }
 
     #[inline(always)]

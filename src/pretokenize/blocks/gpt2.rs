@@ -35,8 +35,8 @@ impl Rules for Gpt2 {
 
     #[inline(always)]
     fn starts(m: &Masks, text: &Text, pos: usize) -> (u64, u32) {
-        let Masks { letter, digit, space, white, apostrophe, high, .. } = *m;
-        let other = !(letter | digit | white | high);
+        let Masks { letter, digit, space, white, apostrophe, .. } = *m;
+        let other = m.other();
 
         let white_starts = (white & !after(white)) | (white & !before(white));
         let run_starts =
@@ -46,7 +46,7 @@ impl Rules for Gpt2 {
         let all = 1 | white_starts | piece_starts;
         let contractions = apostrophe & piece_starts & before(letter);
         let all = contraction_pieces(all, contractions, text, pos, false);
-        (all, decided(m, other))
+        (all, decided(m))
     }
 
     #[inline(always)]

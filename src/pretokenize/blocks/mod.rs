@@ -76,6 +76,13 @@ pub struct Masks {
 }
 
 impl Masks {
+    /// "Other": every byte in no class (punctuation, symbols, and the taken characters
+    /// that are neither letters nor, where a pattern takes them, numbers).
+    #[inline(always)]
+    fn other(&self) -> u64 {
+        !(self.letter | self.digit | self.white | self.high)
+    }
+
     /// The classes of `bytes` (64 of them), one byte at a time: the definition the vector
     /// version must agree with.
     #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
@@ -159,13 +166,13 @@ pub trait Rules {
 /// The last position a window's masks decide (starts at or below it are exact): the
 /// start of the run holding the first byte the masks cannot see past (the first character
 /// not taken, else the last byte), since whether that run starts a piece depends only on
-/// what precedes it. `other` is the window's "other" mask.
+/// what precedes it.
 #[inline(always)]
-fn decided(m: &Masks, other: u64) -> u32 {
+fn decided(m: &Masks) -> u32 {
     let unknown = m.high.trailing_zeros(); // 64 without one
     debug_assert!(unknown >= EARLY_HIGH);
     let edge = 1u64 << (unknown - 1);
-    let class = [m.letter, m.digit, m.white, other].into_iter().find(|c| c & edge != 0);
+    let class = [m.letter, m.digit, m.white, m.other()].into_iter().find(|c| c & edge != 0);
     let below = edge | (edge - 1);
     let outside = !class.unwrap_or(0) & below;
     if outside == 0 {

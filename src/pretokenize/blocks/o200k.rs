@@ -55,20 +55,8 @@ impl Rules for O200k {
 
     #[inline(always)]
     fn starts(m: &Masks, text: &Text, pos: usize) -> (u64, u32) {
-        let Masks {
-            letter,
-            upper,
-            both,
-            digit,
-            space,
-            white,
-            newline,
-            apostrophe,
-            slash,
-            high,
-            ..
-        } = *m;
-        let other = !(letter | digit | white | high);
+        let Masks { letter, upper, both, digit, space, white, newline, apostrophe, slash, .. } = *m;
+        let other = m.other();
         let tab = white & !newline & !space;
 
         // `[\r\n/]*` after a run of "other" (a slash right after it is in the run). Every
@@ -89,7 +77,7 @@ impl Rules for O200k {
 
         let mut all =
             1 | white_starts(m, white & !taken) | other_piece_starts | words | digit_starts(digit);
-        let mut decided = decided(m, other);
+        let mut decided = decided(m);
         // An apostrophe right after a contraction starts a piece, whatever letter precedes.
         let mut contraction_end = 0;
         let mut contractions = apostrophe & after(letter);
