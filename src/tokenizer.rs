@@ -136,7 +136,7 @@ impl Tokenizer {
     pub fn encode_bytes(&self, data: &[u8]) -> Result<Vec<Rank>> {
         let mut out = Vec::with_capacity(ids_capacity(data.len()));
         let (vocab, mut cache, mut batch) =
-            (&self.vocab, PieceCache::of_thread(), PieceBatch::default());
+            (&self.vocab, PieceCache::of_thread(), PieceBatch::new(data));
         self.pattern
             .split_bytes(data, |piece| batch.push(piece, vocab, &mut out, &mut cache))
             .map_err(match_error)?;
@@ -222,7 +222,7 @@ impl Tokenizer {
 
     fn encode_text_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
         let (vocab, mut cache, mut batch) =
-            (&self.vocab, PieceCache::of_thread(), PieceBatch::default());
+            (&self.vocab, PieceCache::of_thread(), PieceBatch::new(text.as_bytes()));
         self.pattern
             .split_text(text, |piece| batch.push(piece, vocab, out, &mut cache))
             .map_err(match_error)?;

@@ -2,8 +2,8 @@
 //! (see "Encoding" in docs/design.md).
 
 use super::cache::PieceCache;
-use super::{encode_piece_keyed, key_of};
-use crate::vocab::{PieceKey, Vocab};
+use super::encode_piece_keyed;
+use crate::vocab::{PieceKey, Vocab, IN_DATA};
 use crate::Rank;
 
 /// Pieces encoded together by [`PieceBatch`].
@@ -14,18 +14,22 @@ const BATCH: usize = 64;
 /// asked for first, then the pieces are looked up and encoded, so the cache misses of
 /// rare tokens' slots overlap instead of following one another.
 pub struct PieceBatch<'t> {
+    /// The text the pieces lie in (a piece's key is read there), and the first offset in
+    /// it where [`PieceKey::in_data`] does not read (16 bytes before its end).
+    data: &'t [u8],
+    bound: usize,
     pieces: [&'t [u8]; BATCH],
     len: usize,
 }
 
-impl Default for PieceBatch<'_> {
-    fn default() -> Self {
-        Self { pieces: [&[]; BATCH], len: 0 }
-    }
-}
-
 impl<'t> PieceBatch<'t> {
-    /// Holds `piece`, encoding the pieces held once there are [`BATCH`].
+    /// A batch for the pieces of `data`.
+    pub fn new(data: &'t [u8]) -> Self {
+        let bound = data.len().saturating_sub(IN_DATA - 1);
+        Self { data, bound, pieces: [&[]; BATCH], len: 0 }
+    }
+
+    /// Holds `piece` (of the batch's text), encoding the pieces held once there are [`BATCH`].
     #[inline(always)]
     pub fn push(
         &mut self,
@@ -48,7 +52,7 @@ impl<'t> PieceBatch<'t> {
         let pieces = &self.pieces[..self.len];
         let mut keys = [PieceKey::default(); BATCH];
         for (&piece, key) in pieces.iter().zip(&mut keys) {
-            *key = key_of(piece);
+            *key = PieceKey::in_data(self.data, piece, self.bound);
             vocab.prefetch_rank(key);
         }
         for (&piece, key) in pieces.iter().zip(&keys) {
@@ -93,7 +97,7 @@ mod tests {
                 encode_piece_cached(&v, piece, &mut one_by_one, &mut cache);
             }
             let mut batched = Vec::new();
-            let mut batch = PieceBatch::default();
+            let mut batch = PieceBatch::new(&text);
             for &piece in &pieces {
                 batch.push(piece, &v, &mut batched, &mut cache);
             }

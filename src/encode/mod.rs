@@ -47,21 +47,12 @@ pub fn encode_piece_cached(
     out: &mut Vec<Rank>,
     cache: &mut PieceCache,
 ) {
-    encode_piece_keyed(vocab, piece, &key_of(piece), out, cache);
+    encode_piece_keyed(vocab, piece, &PieceKey::of(piece), out, cache);
 }
 
-/// The key [`encode_piece_keyed`] takes: the piece's [`PieceKey`] if its length is one the
-/// whole-token lookup and the cache hash, else unused.
-#[inline(always)]
-fn key_of(piece: &[u8]) -> PieceKey {
-    if (3..=cache::MAX_CACHED).contains(&piece.len()) {
-        PieceKey::of(piece)
-    } else {
-        PieceKey::default()
-    }
-}
-
-/// [`encode_piece_cached`] with the piece's key computed ([`key_of`]).
+/// [`encode_piece_cached`] with the piece's key computed (`PieceKey::of(piece)`). Every
+/// piece, of any length, is first looked up whole: a byte is always a token, so only the
+/// pieces that are not tokens branch on their length.
 #[inline(always)]
 fn encode_piece_keyed(
     vocab: &Vocab,
@@ -70,13 +61,26 @@ fn encode_piece_keyed(
     out: &mut Vec<Rank>,
     cache: &mut PieceCache,
 ) {
+    match vocab.rank_keyed(piece, key) {
+        Some(rank) => out.push(rank),
+        None => encode_not_token(vocab, piece, key, out, cache),
+    }
+}
+
+/// Appends the tokens of a piece that is not a whole token.
+#[inline(always)]
+fn encode_not_token(
+    vocab: &Vocab,
+    piece: &[u8],
+    key: &PieceKey,
+    out: &mut Vec<Rank>,
+    cache: &mut PieceCache,
+) {
     match piece.len() {
-        0..=2 => encode_short(vocab, piece, out),
-        3..=cache::MAX_CACHED => match vocab.rank_keyed(piece, key) {
-            Some(rank) => out.push(rank),
-            None => cache.encode_parts(vocab, piece, key, out),
-        },
-        _ => encode_piece(vocab, piece, out),
+        // Two bytes that are not a token stay two (an empty piece has none).
+        0..=2 => out.extend(piece.iter().map(|&b| vocab.byte_rank(b))),
+        3..=cache::MAX_CACHED => cache.encode_parts(vocab, piece, key, out),
+        _ => encode_piece_parts(vocab, piece, out),
     }
 }
 
