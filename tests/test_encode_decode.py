@@ -32,6 +32,33 @@ def test_encode_batch_numpy_matches_lists(tok):
     assert wide.dtype == np.uint32 and wide.tolist() == tokens.tolist()
 
 
+def test_id_lists_share_ints_and_keep_their_reference_counts(tok):
+    # Lists are built from one shared int per id, each item a new reference to it:
+    # building and dropping many lists, one call and batches, leaves every count where it
+    # was, and lists held hold one reference per item.
+    import gc
+    import sys
+
+    text = HELDOUT[0]
+    ids = tok.encode_ordinary(text)
+    assert tok.encode_ordinary(text)[5] is ids[5]
+    high = next(i for i in ids if i > 256)
+    low = next(i for i in ids if i < 256)
+    shared = (ids[ids.index(high)], ids[ids.index(low)])
+    before = [sys.getrefcount(x) for x in shared]
+    for _ in range(200):
+        lists = [tok.encode_ordinary(text), tok.encode(text), *tok.encode_batch([text] * 3)]
+        assert all(lst == ids for lst in lists)
+        del lists
+    gc.collect()
+    assert [sys.getrefcount(x) for x in shared] == before
+    held = [tok.encode_ordinary(text) for _ in range(10)]
+    if sys.version_info < (3, 12):  # small ints are immortal from 3.12: their count stays
+        assert sys.getrefcount(shared[1]) >= before[1] + 10
+    assert sys.getrefcount(shared[0]) == before[0] + 10 * ids.count(high)
+    del held
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 30])
 def test_encode_batch_of_any_size_matches_single_calls(tok, n):
     # One document takes a path of its own (no helper thread); every size gives the same ids.
