@@ -17,7 +17,7 @@ use std::arch::x86_64::{
     _mm256_set1_epi32, _mm256_setr_epi32, _mm_cvtsi128_si32, _mm_min_epi32, _mm_shuffle_epi32,
 };
 
-use super::{join_key, Unmerged, NO_PART};
+use super::{pack, Unmerged, NO_PART};
 use crate::encode::push_parts;
 use crate::vocab::Vocab;
 use crate::Rank;
@@ -91,12 +91,17 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
         let kept = min_lane(least);
         let at_key = if after < n {
             prev[after] = at as u8;
-            join_key::<N>(vocab, rank, token[after], at)
+            // SAFETY: this function's caller promises AVX2.
+            pack::<N>(unsafe { vocab.join_parts_avx2(rank, token[after]) }, at)
         } else {
             i32::MAX
         };
         let before_key = if before != NO_PART {
-            join_key::<N>(vocab, token[before as usize], rank, before as usize)
+            // SAFETY: as above.
+            pack::<N>(
+                unsafe { vocab.join_parts_avx2(token[before as usize], rank) },
+                before as usize,
+            )
         } else {
             i32::MAX
         };
