@@ -13,7 +13,6 @@
 //! - wide (larger ids): the packed `left << 32 | right` keys in one array and the ids in
 //!   another (a miss reads keys only): 12 bytes a slot.
 
-use super::NO_JOIN;
 use crate::error::Result;
 use crate::interrupt;
 
@@ -236,6 +235,7 @@ impl PairTable {
     #[inline]
     #[cfg(target_arch = "x86_64")]
     pub unsafe fn join_avx2(&self, left: u32, right: u32) -> u32 {
+        use super::NO_JOIN;
         use std::arch::x86_64::{
             _mm256_castsi256_pd, _mm256_cmpeq_epi64, _mm256_loadu_si256, _mm256_movemask_pd,
             _mm256_set1_epi64x, _mm256_srli_epi64,
@@ -299,6 +299,7 @@ mod tests {
     /// table's end, which it reads in the copies after it), in both layouts.
     #[test]
     fn four_slots_at_a_time_answer_as_one_by_one() {
+        use super::super::NO_JOIN;
         if !std::arch::is_x86_feature_detected!("avx2") {
             return;
         }
