@@ -3,7 +3,7 @@
 
 use super::cache::PieceCache;
 use super::encode_piece_keyed;
-use crate::vocab::{PieceKey, Vocab, IN_DATA};
+use crate::vocab::{PieceKey, Vocab};
 use crate::Rank;
 
 /// Pieces encoded together by [`PieceBatch`].
@@ -14,10 +14,8 @@ const BATCH: usize = 64;
 /// asked for first, then the pieces are looked up and encoded, so the cache misses of
 /// rare tokens' slots overlap instead of following one another.
 pub struct PieceBatch<'t> {
-    /// The text the pieces lie in (a piece's key is read there), and the first offset in
-    /// it where [`PieceKey::in_data`] does not read (16 bytes before its end).
+    /// The text the pieces lie in (a piece's key is read there).
     data: &'t [u8],
-    bound: usize,
     pieces: [&'t [u8]; BATCH],
     len: usize,
 }
@@ -25,8 +23,7 @@ pub struct PieceBatch<'t> {
 impl<'t> PieceBatch<'t> {
     /// A batch for the pieces of `data`.
     pub fn new(data: &'t [u8]) -> Self {
-        let bound = data.len().saturating_sub(IN_DATA - 1);
-        Self { data, bound, pieces: [&[]; BATCH], len: 0 }
+        Self { data, pieces: [&[]; BATCH], len: 0 }
     }
 
     /// Holds `piece` (of the batch's text), encoding the pieces held once there are [`BATCH`].
@@ -51,8 +48,9 @@ impl<'t> PieceBatch<'t> {
     pub fn flush(&mut self, vocab: &Vocab, out: &mut Vec<Rank>, cache: &mut PieceCache) {
         let pieces = &self.pieces[..self.len];
         let mut keys = [PieceKey::default(); BATCH];
+        let bound = PieceKey::in_data_bound(self.data);
         for (&piece, key) in pieces.iter().zip(&mut keys) {
-            *key = PieceKey::in_data(self.data, piece, self.bound);
+            *key = PieceKey::in_data(self.data, piece, bound);
             vocab.prefetch_rank(key);
         }
         for (&piece, key) in pieces.iter().zip(&keys) {

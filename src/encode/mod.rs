@@ -2,8 +2,8 @@
 //!
 //! Parts are always tokens, so "the rank of two adjacent parts' joined bytes" is a lookup
 //! in [`Vocab::pair_rank`] (each token's one split that merging can take), with no byte
-//! slicing or hashing of byte strings. Pieces of one or two bytes need no hashing of their
-//! bytes at all. Pieces under 128 bytes follow tiktoken's scan (O(n^2), fastest for
+//! slicing or hashing of byte strings. Every piece is first looked up whole (every byte is
+//! a token). Pieces under 128 bytes follow tiktoken's scan (O(n^2), fastest for
 //! small n) on arrays on the stack: the lowest packed `rank << log2(N) | position` key
 //! over 8, 16, 32, 64 or 128 slots, a minimum the compiler vectorizes; long ones merge rank
 //! by rank over a linked list (`levels.rs`: a bucket of candidates per rank, swept left to
@@ -11,7 +11,7 @@
 //! not whole tokens are merged once per thread and then come from [`PieceCache`], kept
 //! between calls.
 
-use crate::vocab::{PieceKey, Vocab, NO_JOIN};
+use crate::vocab::{PieceKey, Vocab};
 use crate::Rank;
 
 /// Pieces at least this long merge rank by rank (`merge_by_levels`).
@@ -32,8 +32,9 @@ use min::{fits_keys, merge_by_min};
 /// Appends the tokens of `piece` to `out`.
 #[inline]
 pub fn encode_piece(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
-    if !encode_short_or_token(vocab, piece, out) {
-        encode_piece_parts(vocab, piece, out);
+    match vocab.rank(piece) {
+        Some(rank) => out.push(rank),
+        None => encode_piece_parts(vocab, piece, out),
     }
 }
 
@@ -81,37 +82,6 @@ fn encode_not_token(
         0..=2 => out.extend(piece.iter().map(|&b| vocab.byte_rank(b))),
         3..=cache::MAX_CACHED => cache.encode_parts(vocab, piece, key, out),
         _ => encode_piece_parts(vocab, piece, out),
-    }
-}
-
-/// Appends the tokens of a piece of one or two bytes, or of a piece that is one token;
-/// false (nothing appended) for any other piece.
-#[inline]
-fn encode_short_or_token(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) -> bool {
-    if piece.len() <= 2 {
-        encode_short(vocab, piece, out);
-        return !piece.is_empty();
-    }
-    match vocab.rank(piece) {
-        Some(rank) => out.push(rank),
-        None => return false,
-    }
-    true
-}
-
-/// Appends the tokens of a piece of at most two bytes.
-#[inline(always)]
-fn encode_short(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) {
-    match *piece {
-        // One byte is its byte token; two bytes are one token exactly when the pair table
-        // joins their byte tokens (a two-byte token's one split, always kept), else the
-        // two bytes. Both skip hashing the piece's bytes.
-        [b] => out.push(vocab.byte_rank(b)),
-        [a, b] => match vocab.join_bytes(a, b) {
-            NO_JOIN => out.extend([vocab.byte_rank(a), vocab.byte_rank(b)]),
-            rank => out.push(rank),
-        },
-        _ => debug_assert!(piece.is_empty(), "pieces of at most two bytes"),
     }
 }
 

@@ -89,7 +89,7 @@ pub struct PieceKey {
 }
 
 /// The longest piece [`PieceKey::in_data`] reads in place.
-pub const IN_DATA: usize = 16;
+const IN_DATA: usize = 16;
 
 /// How [`PieceKey::in_data`] takes a piece of `n` bytes (`SHAPES[n]`) from the 8 bytes
 /// at its start and the 8 bytes ending `back` bytes after it (its last 8 for `n >= 8`).
@@ -130,7 +130,15 @@ impl PieceKey {
         Self::of_words(b, x, y)
     }
 
-    /// [`Self::of`] of `piece`, which lies in `data`, where [`IN_DATA`] reads it. Pieces
+    /// Where [`Self::in_data`] stops reading `data` in place: the first offset with fewer
+    /// than 16 bytes after it. Computed once per text (or per batch of its pieces).
+    #[inline]
+    pub fn in_data_bound(data: &[u8]) -> usize {
+        data.len().saturating_sub(IN_DATA - 1)
+    }
+
+    /// [`Self::of`] of `piece`, which lies in `data`, read in place before `bound`
+    /// ([`Self::in_data_bound`] of `data`) when it has at most [`IN_DATA`] bytes. Pieces
     /// of 1 or 2, 3 to 7 and 8 to 16 bytes follow each other in no order a predictor
     /// learns, and branching on those classes mispredicted about one piece in three of
     /// English text; here the words come from two loads and masks read by the length.
@@ -300,7 +308,7 @@ mod tests {
         let mut rng = crate::test_rng::Rng(3);
         for len in [0, 1, 7, 15, 16, 17, 40] {
             let data: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
-            let bound = data.len().saturating_sub(IN_DATA - 1);
+            let bound = PieceKey::in_data_bound(&data);
             for at in 0..=len {
                 for n in 0..=(len - at) {
                     let piece = &data[at..at + n];
@@ -309,7 +317,7 @@ mod tests {
             }
         }
         let (data, other) = ([7u8; 64], *b"elsewhere");
-        let bound = data.len() - (IN_DATA - 1);
+        let bound = PieceKey::in_data_bound(&data);
         assert_eq!(PieceKey::in_data(&data, &other, bound), PieceKey::of(&other));
     }
 

@@ -13,7 +13,7 @@ pub(crate) use canonical::CHECKED as CHECKED_SPLIT_LEN;
 use chars::CharParts;
 pub use growth::{next_free, Growth, Joined, TokenBytes};
 use lookup::TokenLookup;
-pub use lookup::{hash as hash_bytes, PieceKey, IN_DATA};
+pub use lookup::{hash as hash_bytes, PieceKey};
 use pairs::PairTable;
 
 use std::sync::atomic::{AtomicU64, Ordering};
