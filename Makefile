@@ -73,7 +73,7 @@ bench: ## the whole comparison with the anchors, written to benches/RESULTS.md (
 bench-core: ## criterion benches of the core's hot paths (pre-tokenizer, counting, merges, encoding)
 	cargo bench --bench core
 
-fuzz: ## cargo fuzz: splitters against fancy-regex, encode/decode round trips, loading ranks and merge logs (2 min each)
+fuzz: ## cargo fuzz: splitters against fancy-regex, encode/decode round trips and ids against tiktoken's rule, loading ranks and merge logs (2 min each)
 	cargo install cargo-fuzz
 	cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run pretokenize -- -max_total_time=120
 	cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run roundtrip -- -max_total_time=120
