@@ -57,12 +57,13 @@ def main() -> None:
         ap.error("--rounds must be at least 1")
     metric = re.compile(opts.metric)
     sets = [shlex.split(s) for s in opts.args]
-    figures: dict[int, list[tuple[float, float]]] = {i: [] for i in range(len(sets))}
+    figures: list[list[tuple[float, float]]] = [[] for _ in sets]
     for r in range(opts.rounds):
         for i, args in enumerate(sets):
-            order = [opts.a, opts.b] if r % 2 == 0 else [opts.b, opts.a]
-            got = {build: run(build, args, metric) for build in order}
-            (fa, ra), (fb, rb) = got[opts.a], got[opts.b]
+            if r % 2 == 0:
+                (fa, ra), (fb, rb) = run(opts.a, args, metric), run(opts.b, args, metric)
+            else:
+                (fb, rb), (fa, ra) = run(opts.b, args, metric), run(opts.a, args, metric)
             if ra != rb:
                 sys.exit(
                     f"the builds answer differently on {shlex.join(args)}:\n A: {ra}\n B: {rb}"

@@ -42,6 +42,15 @@ def test_ratio_of_b_over_a_per_round_with_the_order_flipped(tmp_path):
     assert runs == ["a", "b", "a", "b", "b", "a", "b", "a"] * 2
 
 
+def test_one_build_given_twice_runs_twice_a_round(tmp_path):
+    # An A/A run shows the machine's noise: both sides must really run.
+    a = fake_build(tmp_path / "a", "00ff", "40.0")
+    r = ab(a, a, "--rounds", "3", "--args", "x")
+    assert r.returncode == 0, r.stderr
+    assert "x: A 40, B 40; B/A median 1.000 (1.000-1.000)" in r.stdout
+    assert (tmp_path / "runs.log").read_text().split() == ["a"] * 6
+
+
 def test_builds_that_answer_differently_stop_the_comparison(tmp_path):
     a = fake_build(tmp_path / "a", "00ff", "40.0")
     b = fake_build(tmp_path / "b", "0100", "90.0")
