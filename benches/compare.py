@@ -163,6 +163,12 @@ def summary(train: dict, phases: dict, encode: dict) -> list[str]:
                     rows.append(f"| batch ≥1.8× own single thread ({e['threads']} threads) "
                                 f"| {corpus}, `{call}` against itself on 1 thread "
                                 f"| {cell(xs)}× | {verdict(xs, 1.8, True)} |")
+        pairs = e.get("pair_single")
+        if pairs:
+            xs = per_repeat(pairs, single.get("bytebpe", []), "mb_s")
+            rows.append(f"| (the ceiling of the batch rows) | {corpus}, two single-thread "
+                        f"processes at once ÷ one alone | {cell(xs)}× | the machine's own "
+                        "figure, not a target |")
         prose = [r["mb_s"] for r in single.get("bytebpe", []) if "error" not in r]
         for key, w in e["worst"].items():
             if key.split(" ", 1)[0] != "bytebpe" or "error" in w or not prose:

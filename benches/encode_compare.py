@@ -15,6 +15,10 @@ encoded by each tool in its own fresh process (benches/encode_one.py):
            scaling against the same call, whose outputs stay alive just as the
            batch's do, is given beside the one against documents one by one (whose
            outputs are dropped as they come, with the collector off);
+  pair     bytebpe's single run as two processes at once, their timed loops started
+           together: both texts' bytes over the time until the later one finished, against
+           one process alone, gives what the machine itself allows two threads (2.00 when
+           two cores do twice one core's work), the ceiling for the batch scaling;
   worst    1,000,000 x "a", " ", "^", "\\n", and " " * 1_000_000 + "x", one process per
            tool and input, median of --repeats calls (a process killed after --timeout s).
 
@@ -66,6 +70,8 @@ from encode_one import WORST_CASES
 from train_compare import machine, repo_state, snapshot_bytebpe, version
 
 TOOLS = ("bytebpe", "tiktoken", "tokenizers")
+# Bound on a run of two single-thread children at once (each takes seconds to a minute).
+PAIR_TIMEOUT_S = 900
 # (tool, api) -> label and the call it times
 BATCH_APIS = {
     ("bytebpe", "list"): "bytebpe `encode_ordinary_batch`",
@@ -115,6 +121,20 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def child_result(returncode: int, stdout: str, stderr: str, load: float) -> dict:
+    """The JSON line a child printed last, or an error naming its last stderr line."""
+    lines = stdout.strip().splitlines()
+    try:
+        out = json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError):
+        err = [line for line in stderr.strip().splitlines() if line.strip()] or ["(no output)"]
+        out = {"error": f"exit {returncode}: {err[-1][:200]}"}
+    if returncode and "error" not in out:
+        out["error"] = f"exit {returncode}"
+    out["load1"] = load
+    return out
+
+
 def run_child(cmd_args: list[str], env: dict, timeout: float | None) -> dict:
     cmd = [sys.executable, str(HERE / "encode_one.py"), *cmd_args]
     load = os.getloadavg()[0]
@@ -124,16 +144,45 @@ def run_child(cmd_args: list[str], env: dict, timeout: float | None) -> dict:
         )
     except subprocess.TimeoutExpired:
         return {"error": f"timeout: killed after {timeout:g} s", "timeout": True, "load1": load}
-    lines = p.stdout.strip().splitlines()
-    try:
-        out = json.loads(lines[-1])
-    except (IndexError, json.JSONDecodeError):
-        err = [line for line in p.stderr.strip().splitlines() if line.strip()] or ["(no output)"]
-        out = {"error": f"exit {p.returncode}: {err[-1][:200]}"}
-    if p.returncode and "error" not in out:
-        out["error"] = f"exit {p.returncode}"
-    out["load1"] = load
-    return out
+    return child_result(p.returncode, p.stdout, p.stderr, load)
+
+
+def run_pair(cmd_args: list[str], env: dict, barrier: Path, timeout: float) -> dict:
+    """Two single-mode children at once, their timed loops started together (they meet in
+    the empty directory `barrier`): both children's bytes over the wall time until the
+    later one finished, as "mb_s", so it compares with one child alone as a batch call's
+    throughput does (the machine's own ceiling for running the work twice)."""
+    barrier.mkdir()
+    cmd = [sys.executable, str(HERE / "encode_one.py"), *cmd_args, "--barrier", str(barrier)]
+    load = os.getloadavg()[0]
+    procs = [
+        subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO
+        )
+        for _ in range(2)
+    ]
+    runs = []
+    for p in procs:
+        try:
+            out, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            runs.append({"error": f"timeout: killed after {timeout:g} s"})
+            continue
+        runs.append(child_result(p.returncode, out, err, load))
+    if failed := [r["error"] for r in runs if "error" in r]:
+        return {"error": failed[0], "load1": load}
+    starts = [r["started_epoch"] for r in runs]
+    ends = [s + r["wall_s"] for s, r in zip(starts, runs)]
+    wall = max(ends) - min(starts)
+    return {
+        "mb_s": round(sum(r["bytes"] for r in runs) / 1e6 / wall, 3),
+        "wall_s": round(wall, 4),
+        "walls_s": [r["wall_s"] for r in runs],
+        "start_gap_ms": round(1e3 * (max(starts) - min(starts)), 2),
+        "load1": load,
+    }
 
 
 def read_dump(path: str) -> tuple[array, array] | None:
@@ -308,6 +357,8 @@ def main() -> None:
         batch: dict[tuple[str, str], list[dict]] = {k: [] for k in BATCH_APIS if k[0] in tools}
         # The same call on one thread: the baseline the outputs' cost is shared with.
         batch_one: dict[tuple[str, str], list[dict]] = {k: [] for k in batch if k[0] == "bytebpe"}
+        # bytebpe's single run twice at once: what the machine gives two copies of the work.
+        pairs: list[dict] = []
         dumps: dict[str, str] = {}
         for rep in range(args.repeats):
             order = tools[rep % len(tools) :] + tools[: rep % len(tools)]  # rotate the order
@@ -325,6 +376,15 @@ def main() -> None:
                         or f"{r['mb_s']:.2f} MB/s, p50 {r['p50_us']:.0f} us, "
                         f"{r['peak_rss_mb']:.0f} MB"
                     )
+                )
+            if "bytebpe" in tools:
+                cmd = ["--mode", "single", "--tool", "bytebpe", "--dir", str(work)]
+                r = run_pair(cmd, env_single, work / f"barrier-{rep}", PAIR_TIMEOUT_S)
+                pairs.append(r)
+                log(
+                    f"[{rep + 1}/{args.repeats}] bytebpe single, two processes at once: "
+                    + (r.get("error") or f"{r['mb_s']:.2f} MB/s together, "
+                       f"started {r['start_gap_ms']:.1f} ms apart")
                 )
             for key in sorted(batch, key=lambda k: order.index(k[0])):
                 tool, api = key
@@ -508,6 +568,18 @@ def main() -> None:
             f"| {others_cell(rs)} |"
         )
 
+    if pairs:
+        out += [
+            "",
+            (
+                "The machine's own ceiling: bytebpe's single-thread run as two processes at "
+                "once (their timed loops started together, timed until both finished) over "
+                "one alone, per repeat: "
+                f"{paired(pairs, single['bytebpe'], 'mb_s')} (2.00: two cores give twice "
+                "one core's work; less: the cores share caches, memory or a host)."
+            ),
+        ]
+
     if worst:
         out += [
             "",
@@ -678,6 +750,7 @@ def main() -> None:
             "single": single,
             "batch": {f"{t} {api}": rs for (t, api), rs in batch.items()},
             "batch_one_thread": {f"{t} {api}": rs for (t, api), rs in batch_one.items()},
+            "pair_single": pairs,
             "worst": {f"{t} {case}": r for (t, case), r in worst.items()},
             "load_end": os.getloadavg(),
         }

@@ -10,6 +10,9 @@ Run by encode_compare.py, one fresh process per run. Modes:
 
     # single-thread throughput + per-document latency: documents encoded one by one
     python benches/encode_one.py --mode single --tool tiktoken --dir DIR [--dump FILE]
+    # ... two processes at once, their timed loops started together (the machine's own
+    # ceiling for two threads: encode_compare.py runs both and times until both finish)
+    python benches/encode_one.py --mode single --tool bytebpe --dir DIR --barrier EMPTY_DIR
     # ... each into a NumPy array (encode_to_numpy; bytebpe and tiktoken)
     python benches/encode_one.py --mode single --api numpy --tool bytebpe --dir DIR
 
@@ -285,6 +288,18 @@ def percentile(sorted_xs: list[float], q: float) -> float:
     return sorted_xs[k]
 
 
+def wait_for_parties(barrier: str, parties: int, timeout_s: float = 120) -> None:
+    """Marks this process ready in the directory `barrier` and waits until `parties`
+    processes are (polled every millisecond, so they start within about a millisecond
+    of each other); gives up with an error after `timeout_s`."""
+    Path(barrier, f"ready-{os.getpid()}").touch()
+    deadline = time.monotonic() + timeout_s
+    while len(os.listdir(barrier)) < parties:
+        if time.monotonic() > deadline:
+            raise SystemExit(f"only {len(os.listdir(barrier))} of {parties} processes ready")
+        time.sleep(0.001)
+
+
 def run_single(args, single, texts) -> dict:
     single(WARMUP)
     gc.collect()
@@ -292,6 +307,9 @@ def run_single(args, single, texts) -> dict:
     n_bytes = sum(len(t.encode("utf-8")) for t in texts)
     lat = [0.0] * len(texts)
     clock = time.perf_counter_ns
+    if args.barrier:
+        wait_for_parties(args.barrier, args.parties)
+    started = time.time()
     with Window() as w:
         for i, text in enumerate(texts):
             s = clock()
@@ -320,6 +338,7 @@ def run_single(args, single, texts) -> dict:
         "p99_us": round(percentile(lat, 99) / 1e3, 1),
         "max_us": round(lat[-1] / 1e3, 1),
         "peak_rss_mb": peak,
+        "started_epoch": round(started, 4),
     }
     if args.dump:  # after timing: a second pass, streamed to the file
         write_dump(args.dump, (single(t) for t in texts))
@@ -418,6 +437,11 @@ def main() -> None:
     ap.add_argument("--case", choices=sorted(WORST_CASES))
     ap.add_argument("--runs", type=int, default=3, help="worst mode: calls (median)")
     ap.add_argument("--dump", help="write the ids (uint32) here after timing, for the id check")
+    ap.add_argument(
+        "--barrier",
+        help="single mode: a directory where --parties processes meet before timing starts",
+    )
+    ap.add_argument("--parties", type=int, default=2, help="processes that meet at --barrier")
     ap.add_argument("--corpus", help="prepare: .jsonl.gz corpus")
     ap.add_argument("--mb", type=float, default=20, help="prepare: MB to train on, and to encode")
     ap.add_argument("--vocab-size", type=int, default=32768)
