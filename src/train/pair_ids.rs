@@ -62,6 +62,8 @@ trait Layout: Copy {
     fn key(self) -> u64;
     /// The id (`EMPTY` for a free slot).
     fn id(self) -> u32;
+    /// Whether the slot is free (one compare, for the probe loops).
+    fn is_free(self) -> bool;
 }
 
 impl Layout for Wide {
@@ -90,6 +92,11 @@ impl Layout for Wide {
     #[inline(always)]
     fn id(self) -> u32 {
         self.id
+    }
+
+    #[inline(always)]
+    fn is_free(self) -> bool {
+        self.id == EMPTY
     }
 }
 
@@ -136,6 +143,11 @@ impl Layout for Compact {
             v => (v & ((1 << ID_BITS) - 1)) as u32,
         }
     }
+
+    #[inline(always)]
+    fn is_free(self) -> bool {
+        self.0 == u64::MAX
+    }
 }
 
 /// The table starts at this many slots (a power of two).
@@ -164,7 +176,7 @@ impl<S: Layout> Slots<S> {
         let mut i = self.home(key);
         loop {
             let slot = self.0[i];
-            if slot.id() == EMPTY || slot.packed_key() == stored {
+            if slot.is_free() || slot.packed_key() == stored {
                 return i;
             }
             i = (i + 1) & mask;
@@ -190,7 +202,7 @@ impl<S: Layout> Slots<S> {
     fn remove_at(&mut self, mut hole: usize) {
         let mask = self.0.len() - 1;
         let mut j = (hole + 1) & mask;
-        while self.0[j].id() != EMPTY {
+        while !self.0[j].is_free() {
             let home = self.home(self.0[j].key());
             if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
                 self.0[hole] = self.0[j];
@@ -203,7 +215,7 @@ impl<S: Layout> Slots<S> {
 
     /// Every held entry as (key, id).
     fn entries(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        self.0.iter().filter(|s| s.id() != EMPTY).map(|s| (s.key(), s.id()))
+        self.0.iter().filter(|s| !s.is_free()).map(|s| (s.key(), s.id()))
     }
 
     /// A table of `len` slots holding `entries`.
