@@ -16,7 +16,7 @@ BENCHES = Path(__file__).resolve().parent.parent / "benches"
 sys.path.insert(0, str(BENCHES))
 
 import compare  # noqa: E402
-import encode_compare  # noqa: E402
+import encode_children  # noqa: E402
 import encode_one  # noqa: E402
 
 
@@ -37,7 +37,7 @@ def test_two_processes_start_together_and_count_both_texts(tmp_path):
     (tmp_path / "texts.json").write_text(json.dumps(texts))
     cmd = ["--mode", "single", "--tool", "bytebpe", "--dir", str(tmp_path)]
     env = {**os.environ, "RAYON_NUM_THREADS": "1"}
-    pair = encode_compare.run_pair(cmd, env, tmp_path / "barrier", timeout=120)
+    pair = encode_children.run_pair(cmd, env, tmp_path / "barrier", timeout=120)
     assert "error" not in pair, pair
     assert len(list((tmp_path / "barrier").iterdir())) == 2
     # Polled every millisecond: the loops start within a scheduler's delay of each other.
@@ -50,7 +50,7 @@ def test_two_processes_start_together_and_count_both_texts(tmp_path):
 def test_a_failing_child_fails_the_pair(tmp_path):
     # No tokenizer in the directory: both children fail, and the pair says so.
     cmd = ["--mode", "single", "--tool", "bytebpe", "--dir", str(tmp_path)]
-    pair = encode_compare.run_pair(cmd, dict(os.environ), tmp_path / "barrier", timeout=120)
+    pair = encode_children.run_pair(cmd, dict(os.environ), tmp_path / "barrier", timeout=120)
     assert pair["error"].startswith("exit 1")
 
 
