@@ -62,6 +62,25 @@ tok = Tokenizer.train_from_iterator(docs, 270, special_tokens=["<|endoftext|>"],
 ids = tok.encode("hello world<|endoftext|>", allowed_special="all")
 assert tok.decode(ids) == "hello world<|endoftext|>"
 assert tok.decode_bytes(tok.encode_bytes(b"\xff raw")) == b"\xff raw"
+# Id lists share one int per id, counted in place above 256; small ints (immortal from
+# 3.12, their count fixed) are left to the interpreter. Counts are compared by position
+# (a dict keyed by id would hold the ints), and on 3.10/3.11 only above 256 (a small
+# int's count moves with any use of it).
+text = "hello world, hello bytebpe " * 20
+ids = tok.encode_ordinary(text)
+shared = {i: ids[ids.index(i)] for i in set(ids)}
+order = sorted(i for i in shared if i > 256 or sys.version_info >= (3, 12))
+assert min(shared) <= 256 < max(shared) and order, sorted(shared)
+def counts():
+    return [sys.getrefcount(shared[i]) for i in order]
+before = counts()
+held = [tok.encode_ordinary(text) for _ in range(5)] + tok.encode_batch([text] * 5)
+assert all(h == ids for h in held)
+during = counts()
+want = [n + (10 * ids.count(i) if i > 256 else 0) for n, i in zip(before, order)]
+assert during == want, (order, before, during)
+del held
+assert counts() == before
 tok.save("t.json")
 assert Tokenizer.load("t.json") == tok
 print(f"wheel ok on Python {sys.version.split()[0]}: {os.path.basename(_bytebpe.__file__)}, "

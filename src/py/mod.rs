@@ -5,6 +5,7 @@ mod combine;
 mod convert;
 mod enter;
 mod errors;
+mod ints;
 mod ledger;
 mod pretokenize;
 mod reader;

@@ -5,14 +5,14 @@ use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
-use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyInt, PyList, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 
 use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, MergeTuple};
 use super::enter::{detached, detached_quiet, detached_unless_small};
 use super::errors::to_py;
+use super::ints::IdInts;
 use crate::encode::{write_ids, FlatBatch};
 use crate::vocab::Vocab;
 use crate::{ordered, train};
@@ -23,10 +23,8 @@ use crate::{Rank, Tokenizer};
 pub struct CoreTokenizer {
     /// The core tokenizer, shared with detached work.
     pub(super) inner: Arc<Tokenizer>,
-    /// One Python int per token id, made on first use: token lists are built from these
-    /// shared objects instead of allocating an int per token (most ids are above 256,
-    /// outside CPython's small-int cache), which halves the cost of returning lists.
-    ints: OnceLock<Vec<Py<PyInt>>>,
+    /// One Python int per token id, made on first use, that token lists are built from.
+    ints: OnceLock<IdInts>,
 }
 
 impl CoreTokenizer {
@@ -53,28 +51,14 @@ impl CoreTokenizer {
     fn list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
         // Only the mergeable ids are cached, so the cache is sized by the vocabulary and
         // never by an id; special ids (rare in output) get a fresh int.
-        let ints = self.ints.get_or_init(|| {
-            let end = self.inner.vocab().len() as Rank;
-            (0..end).map(|id| id.into_pyobject(py).expect("ints convert").unbind()).collect()
-        });
-        let len = ffi::Py_ssize_t::try_from(ids.len()).expect("a list's length fits isize");
-        // SAFETY: with the GIL held, a new list of `len` empty slots, each filled once
-        // below with an owned reference (PyList_SetItem steals it; an index below `len`
-        // cannot fail). The direct calls spare pyo3's per-item iterator and Result.
-        unsafe {
-            let list = Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len))?;
-            for (i, &id) in ids.iter().enumerate() {
-                let int = match ints.get(id as usize) {
-                    Some(int) => {
-                        ffi::Py_IncRef(int.as_ptr());
-                        int.as_ptr()
-                    }
-                    None => id.into_pyobject(py).expect("ints convert").into_ptr(),
-                };
-                ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, int);
+        let ints = match self.ints.get() {
+            Some(ints) => ints,
+            None => {
+                let made = IdInts::new(py, self.inner.vocab().len() as Rank)?;
+                self.ints.get_or_init(|| made)
             }
-            Ok(list.cast_into_unchecked())
-        }
+        };
+        ints.list(py, ids)
     }
 
     /// `texts` as `str` objects, or a TypeError naming the first that is not one.

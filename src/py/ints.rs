@@ -1,0 +1,84 @@
+//! Python lists of token ids built from one shared int object per id.
+//!
+//! Most ids are above 256, outside CPython's small-int cache, so a list built from fresh
+//! ints allocates one per token; sharing one object per id halves that cost. What is left
+//! per id is adding a reference: through `Py_IncRef` (a call into the interpreter, as the
+//! stable ABI's `Py_INCREF` is in pyo3) that was a tenth of the time of encoding English
+//! and returning its list, so for ordinary (mortal) ints on an interpreter with a GIL the
+//! count is incremented in place, exactly as the 3.10 stable ABI's own `Py_INCREF` macro
+//! does in every C extension built for it.
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyInt, PyList};
+
+use crate::Rank;
+
+/// A reference count at or above this marks an immortal object (3.12 and 3.13 give them
+/// 2^32 - 1, 3.14 3 * 2^30; no mortal int is shared that widely).
+const IMMORTAL_FROM: ffi::Py_ssize_t = 1 << 30;
+
+pub struct IdInts {
+    ints: Vec<Py<PyInt>>,
+    /// Ids from here on are mortal ints whose count is incremented in place; below it
+    /// (the small ints, immortal from 3.12 on) and on a free-threaded interpreter (whose
+    /// objects start with other fields) the interpreter adds every reference.
+    counted_in_place_from: usize,
+}
+
+impl IdInts {
+    /// One int for each id below `end`.
+    pub fn new(py: Python<'_>, end: Rank) -> PyResult<Self> {
+        let ints: Vec<Py<PyInt>> =
+            (0..end).map(|id| Ok(id.into_pyobject(py)?.unbind())).collect::<PyResult<_>>()?;
+        let counted_in_place_from = if gil_disabled(py)? {
+            ints.len()
+        } else {
+            // SAFETY: with a GIL, every object starts with its reference count.
+            ints.iter()
+                .rposition(|int| unsafe { reference_count(int.as_ptr()) } >= IMMORTAL_FROM)
+                .map_or(0, |last| last + 1)
+        };
+        Ok(Self { ints, counted_in_place_from })
+    }
+
+    /// A new list of `ids`; ids past the cached ones (special tokens) get fresh ints.
+    pub fn list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
+        let len = ffi::Py_ssize_t::try_from(ids.len()).expect("a list's length fits isize");
+        // SAFETY: with the GIL held, a new list of `len` empty slots, each filled once
+        // below with an owned reference (PyList_SetItem steals it; an index below `len`
+        // cannot fail). The direct calls spare pyo3's per-item iterator and Result. An
+        // int at or past `counted_in_place_from` is mortal on an interpreter with a GIL.
+        unsafe {
+            let list = Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len))?;
+            for (i, &id) in ids.iter().enumerate() {
+                let at = id as usize;
+                let int = match self.ints.get(at) {
+                    Some(int) if at >= self.counted_in_place_from => {
+                        *int.as_ptr().cast::<ffi::Py_ssize_t>() += 1;
+                        int.as_ptr()
+                    }
+                    Some(int) => {
+                        ffi::Py_IncRef(int.as_ptr());
+                        int.as_ptr()
+                    }
+                    None => id.into_pyobject(py)?.into_ptr(),
+                };
+                ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, int);
+            }
+            Ok(list.cast_into_unchecked())
+        }
+    }
+}
+
+/// The reference count of `object` (its first word). Safety: the interpreter has a GIL
+/// and `object` is alive.
+unsafe fn reference_count(object: *mut ffi::PyObject) -> ffi::Py_ssize_t {
+    *object.cast::<ffi::Py_ssize_t>()
+}
+
+/// Whether the interpreter runs without a GIL (a free-threaded build).
+fn gil_disabled(py: Python<'_>) -> PyResult<bool> {
+    let flag = py.import("sysconfig")?.call_method1("get_config_var", ("Py_GIL_DISABLED",))?;
+    flag.is_truthy()
+}
