@@ -42,7 +42,11 @@ o200k or a regex), --repeats (3), --threads (batch threads; default all cores), 
 (bytebpe,tiktoken,tokenizers), --no-worst, --timeout (120 s per worst-case process),
 --wait-load X (wait up to 10 min for the 1-minute load average to fall below X before
 starting), --write PATH (append the markdown section, with date, machine, versions and
-command, to PATH; the file gets a header when new).
+command, to PATH; the file gets a header when new), --json PATH (every raw run, and what
+the run knew of itself, for compare.py's summary).
+
+The section is made from the raw runs alone (encode_report.py, which also makes it again
+from a saved --json file); the ids are checked by encode_ids.py.
 """
 
 from __future__ import annotations
@@ -54,11 +58,9 @@ import platform
 import resource
 import shlex
 import signal
-import statistics
 import sys
 import tempfile
 import time
-from array import array
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -66,23 +68,12 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 from corpora import corpus_path
 from encode_children import PAIR_TIMEOUT_S, run_child, run_pair
+from encode_ids import id_lines
 from encode_one import WORST_CASES
+from encode_report import BATCH_APIS, render
 from train_compare import machine, repo_state, snapshot_bytebpe, version
 
 TOOLS = ("bytebpe", "tiktoken", "tokenizers")
-# (tool, api) -> label and the call it times
-BATCH_APIS = {
-    ("bytebpe", "list"): "bytebpe `encode_ordinary_batch`",
-    ("bytebpe", "numpy"): "bytebpe `encode_batch_numpy`",
-    ("tiktoken", "list"): "tiktoken `encode_ordinary_batch`",
-    ("tokenizers", "list"): "tokenizers `encode_batch` + `.ids`",
-    ("tokenizers", "fast"): "tokenizers `encode_batch_fast` + `.ids`",
-}
-SINGLE_CALL = {
-    "bytebpe": "`encode_ordinary`",
-    "tiktoken": "`encode_ordinary`",
-    "tokenizers": "`encode(text).ids`",
-}
 HEADER = """\
 # Encoding benchmark results
 
@@ -119,82 +110,6 @@ def children_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def read_dump(path: str) -> tuple[array, array] | None:
-    if not os.path.exists(path) or not os.path.exists(path + ".len"):
-        return None
-    ids, lens = array("I"), array("I")
-    with open(path, "rb") as f:
-        ids.frombytes(f.read())
-    with open(path + ".len", "rb") as f:
-        lens.frombytes(f.read())
-    return ids, lens
-
-
-def compare_dumps(ref_name: str, ref: tuple[array, array], name: str, other) -> str | None:
-    """None when identical, else a description of the first differences."""
-    if other is None:
-        return f"{name}: no ids (the run failed)"
-    (rids, rlens), (oids, olens) = ref, other
-    if rlens == olens and rids == oids:
-        return None
-    if len(rlens) != len(olens):
-        return f"{name}: {len(olens)} documents, {ref_name}: {len(rlens)}"
-    bad, first, ro, oo = 0, None, 0, 0
-    for i, (a, b) in enumerate(zip(rlens, olens)):
-        x, y = rids[ro : ro + a], oids[oo : oo + b]
-        if x != y:
-            bad += 1
-            if first is None:
-                k = next((j for j in range(min(a, b)) if x[j] != y[j]), min(a, b))
-                first = (
-                    f"document {i} at token {k}: {ref_name} {list(x[k : k + 5])}, "
-                    f"{name} {list(y[k : k + 5])}"
-                )
-        ro, oo = ro + a, oo + b
-    return f"{name}: {bad} of {len(rlens)} documents differ; first: {first}"
-
-
-def med(runs: list[dict], key: str):
-    xs = [r[key] for r in runs if r.get(key) is not None]
-    return statistics.median(xs) if xs else None
-
-
-def fmt(x, spec: str = ".1f", none: str = "–") -> str:
-    return none if x is None else format(x, spec)
-
-
-def ratio(num, den, spec: str = ".2f") -> str:
-    return "–" if not num or not den else format(num / den, spec)
-
-
-def paired(num_runs: list[dict], den_runs: list[dict], key: str) -> str:
-    """num / den per repeat (runs paired by repeat, so both saw the same load): the median
-    ratio with the min–max over the repeats, "–" without a pair."""
-    xs = sorted(
-        a[key] / b[key]
-        for a, b in zip(num_runs, den_runs)
-        if "error" not in a and "error" not in b and a.get(key) and b.get(key)
-    )
-    if not xs:
-        return "–"
-    med_x = statistics.median(xs)
-    return f"{med_x:.2f}" if len(xs) == 1 else f"{med_x:.2f} ({xs[0]:.2f}–{xs[-1]:.2f})"
-
-
-def others_cell(runs: list[dict]) -> str:
-    """Median and max of the cores other processes kept busy during the timed parts."""
-    xs = [r["others_cores"] for r in runs if r.get("others_cores") is not None]
-    return "–" if not xs else f"{statistics.median(xs):.2f} (max {max(xs):.2f})"
-
-
-def ok_runs(runs: list[dict]) -> list[dict]:
-    return [r for r in runs if "error" not in r]
-
-
-def errors(runs: list[dict]) -> str:
-    return "; ".join(sorted({r["error"] for r in runs if "error" in r}))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpora", default=str(REPO.parent / "shared" / "corpora"))
@@ -209,7 +124,7 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--wait-load", type=float, default=None)
     ap.add_argument("--write", metavar="PATH")
-    ap.add_argument("--json", metavar="PATH", help="also write every raw run here (for compare.py)")
+    ap.add_argument("--json", metavar="PATH", help="also write the raw runs here (encode_report.py)")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # subprocess.run kills the child
 
@@ -383,311 +298,42 @@ def main() -> None:
                         + (f" {r['error']}" if "error" in r else "")
                     )
 
-        # ---- id check
-        ref_name = (
-            "bytebpe batch list" if "bytebpe batch list" in dumps else next(iter(dumps), None)
-        )
-        id_lines = []
-        if ref_name:
-            ref = read_dump(dumps[ref_name])
-            if ref is None:
-                id_lines.append(f"- Ids: no reference ({ref_name} failed).")
-            else:
-                problems = [
-                    p
-                    for name, path in dumps.items()
-                    if name != ref_name
-                    and (p := compare_dumps(ref_name, ref, name, read_dump(path)))
-                ]
-                n_tok = len(ref[0])
-                if problems:
-                    id_lines.append("- **Ids differ** (first repeat, against " + ref_name + "):")
-                    id_lines += [f"  - {p}" for p in problems]
-                else:
-                    id_lines.append(
-                        f"- Ids: identical across all {len(dumps)} corpus runs of the first repeat "
-                        f"({', '.join(dumps)}): {len(ref[1]):,} documents, {n_tok:,} tokens "
-                        f"({prep['bytes'] / n_tok:.3f} bytes/token)."
-                    )
-        if worst:
-            bad = []
-            for case in WORST_CASES:
-                hashes = {t: worst[t, case].get("ids_sha256") for t in tools if (t, case) in worst}
-                got = {h for h in hashes.values() if h}
-                if len(got) > 1:
-                    bad.append(f"{case}: " + ", ".join(f"{t} {h}" for t, h in hashes.items()))
-            id_lines.append(
-                "- Worst cases: ids identical between the tools that finished."
-                if not bad
-                else "- **Worst-case ids differ**: " + "; ".join(bad)
-            )
+        ids = id_lines(dumps, prep["bytes"], tools, worst)
 
-    # ---- tables
     run_wall = time.perf_counter() - wall0
-    others = (cpu_stat()[0] - busy0 - (children_cpu() - ours0)) / run_wall
-    out: list[str] = []
-    mb = prep["bytes"] / 1e6
-    out += [
-        (
-            f"## {started}: encode, {corpus.name}, pattern {args.pattern}, vocab {args.vocab_size:,}, "
-            f"{args.repeats} repeats"
-        ),
-        "",
-        f"- Command: `{command}`",
-        f"- Machine: {info}; at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
-        f"- Python {platform.python_version()}; "
-        + ", ".join(
-            f"{t} {version(t)}"
-            + (f" ({prep['build']})" if t == "bytebpe" and prep.get("build") else "")
-            for t in tools
-        )
-        + f"; numpy {version('numpy')}; {repo}",
-        (
-            f"- Tokenizer: bytebpe trained on the first {prep['train_bytes'] / 1e6:.4g} MB "
-            f"({prep['train_docs']:,} documents) in {prep['train_s']:.1f} s, vocab {prep['vocab_out']:,}; "
-            f"exported to tiktoken and Hugging Face (checked by bytebpe; not timed)."
-        ),
-        (
-            f"- Encoded: the next {prep['docs']:,} documents, {mb:.4g} MB (median document "
-            f"{prep['doc_bytes_p50']:,} bytes, largest {prep['doc_bytes_max']:,}). Batch threads: {threads}."
-        ),
-        "",
-        "### Single thread: documents one by one",
-        "",
-        (
-            "| tool | call | MB/s (median) | min–max | p50 µs | p95 µs | p99 µs | µs per call on 11 bytes "
-            "| RSS loaded MB | peak RSS MB | others' cores |"
-        ),
-        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
-    ]
-    for tool in tools:
-        rs = ok_runs(single[tool])
-        if not rs:
-            out.append(f"| {tool} | {SINGLE_CALL[tool]} | {errors(single[tool])} | | | | | | | | |")
-            continue
-        xs = [r["mb_s"] for r in rs]
-        out.append(
-            f"| {tool} {rs[0]['version']} | {SINGLE_CALL[tool]} | **{med(rs, 'mb_s'):.2f}** "
-            f"| {min(xs):.2f}–{max(xs):.2f} | {med(rs, 'p50_us'):,.0f} | {med(rs, 'p95_us'):,.0f} "
-            f"| {med(rs, 'p99_us'):,.0f} | {med(rs, 'short_us'):.2f} | {med(rs, 'rss_loaded_mb'):.0f} "
-            f"| {med(rs, 'peak_rss_mb'):.0f} | {others_cell(rs)} |"
-        )
-    out += [
-        "",
-        f"### Batch: one call over all documents, {threads} threads",
-        "",
-        (
-            "| tool | MB/s (median) | min–max | CPU s / wall s "
-            "| scaling (batch / own single, per repeat: median (min–max)) "
-            "| scaling (batch / the same call on 1 thread) "
-            "| peak RSS MB | others' cores |"
-        ),
-        "|---|--:|--:|--:|--:|--:|--:|--:|",
-    ]
-    for key, runs in batch.items():
-        rs = ok_runs(runs)
-        if not rs:
-            out.append(f"| {BATCH_APIS[key]} | {errors(runs)} | | | | | | |")
-            continue
-        xs = [r["mb_s"] for r in rs]
-        util = statistics.median(r["cpu_s"] / r["wall_s"] for r in rs)
-        extra = ""
-        if med(rs, "call_s"):
-            extra = f" (call alone {mb / med(rs, 'call_s'):.2f})"
-        out.append(
-            f"| {BATCH_APIS[key]} | **{med(rs, 'mb_s'):.2f}**{extra} | {min(xs):.2f}–{max(xs):.2f} "
-            f"| {util:.2f} | {paired(runs, single[key[0]], 'mb_s')} "
-            f"| {paired(runs, batch_one[key], 'mb_s') if key in batch_one else '–'} "
-            f"| {med(rs, 'peak_rss_mb'):.0f} "
-            f"| {others_cell(rs)} |"
-        )
-
-    if pairs:
-        out += [
-            "",
-            (
-                "The machine's own ceiling: bytebpe's single-thread run as two processes at "
-                "once (their timed loops started together, timed until both finished) over "
-                "one alone, per repeat: "
-                f"{paired(pairs, single['bytebpe'], 'mb_s')} (2.00: two cores give twice "
-                "one core's work; less: the cores share caches, memory or a host)."
-            ),
-        ]
-
-    if worst:
-        out += [
-            "",
-            (
-                f"### Worst cases: one call on one input (median of {args.repeats} calls in one process; "
-                f"killed after {args.timeout:g} s)"
-            ),
-            "",
-            "| input | "
-            + " | ".join(f"{t} s" for t in tools)
-            + " | "
-            + " | ".join(f"{t} ÷ bytebpe" for t in tools if t != "bytebpe")
-            + " | bytebpe 1M ÷ 500k (linear: 2.0) | bytebpe ÷ 1 MB of this corpus"
-            + " | tokens | peak RSS MB ("
-            + ", ".join(tools)
-            + ") |",
-            "|---|"
-            + "--:|" * len(tools)
-            + "--:|" * (len(tools) - ("bytebpe" in tools))
-            + "--:|--:|--:|--:|",
-        ]
-        notes: list[str] = []
-        for case, (desc, _) in WORST_CASES.items():
-            cells, secs = [], {}
-            for t in tools:
-                r = worst[t, case]
-                if r.get("timeout"):
-                    cells.append(f"> {args.timeout:g} (killed)")
-                elif "error" in r:
-                    where = f" after {r['median_s']:.3f} s" if "median_s" in r else ""
-                    notes.append(f"{t} on `{desc}`: {r['error']}".replace("|", "/"))
-                    cells.append(f"fails{where} [{len(notes)}]")
-                else:
-                    secs[t] = r["median_s"]
-                    cells.append(f"{r['median_s']:.3f}")
-            ratios = [ratio(secs.get(t), secs.get("bytebpe")) for t in tools if t != "bytebpe"]
-            tokens = next(
-                (worst[t, case]["tokens"] for t in tools if "tokens" in worst[t, case]), None
-            )
-            rss = ", ".join(fmt(worst[t, case].get("peak_rss_mb"), ".0f") for t in tools)
-            b = worst.get(("bytebpe", case), {})
-            linear = ratio(b.get("median_s"), b.get("half_median_s")) if "error" not in b else "–"
-            prose = med(ok_runs(single.get("bytebpe", [])), "mb_s")
-            # 1 MB of prose takes 1 / (MB/s) seconds on one thread.
-            vs_prose = ratio(b.get("median_s"), prose and 1 / prose) if "error" not in b else "–"
-            out.append(
-                f"| `{desc}` | "
-                + " | ".join(cells)
-                + " | "
-                + " | ".join(ratios)
-                + f" | {linear} | {vs_prose} | {fmt(tokens, ',')} | {rss} |"
-            )
-        if notes:
-            out += [""] + [f"[{i}] {n}  " for i, n in enumerate(notes, 1)]
-
-    if "bytebpe" in tools and len(tools) > 1:
-        anchors = [t for t in tools if t != "bytebpe"]
-        bs = ok_runs(single["bytebpe"])
-
-        def row(name: str, b, vals: list, inverse: bool = False) -> str:
-            cells = [ratio(v, b) if inverse else ratio(b, v) for v in vals]
-            return f"| {name} | " + " | ".join(cells) + " |"
-
-        out += [
-            "",
-            "### bytebpe against the anchors",
-            "",
-            (
-                "Speed-up = anchor time / bytebpe time (above 1: bytebpe faster); memory = bytebpe / "
-                "anchor (below 1: bytebpe smaller). "
-                + (
-                    f"Throughput ratios are per repeat ({args.repeats} interleaved repeats)."
-                    if args.repeats >= 3
-                    else f"**Only {args.repeats} repeat(s): not a headline figure (needs 3).**"
-                )
-            ),
-            "",
-            "| measure | " + " | ".join(f"vs {t}" for t in anchors) + " |",
-            "|---|" + "--:|" * len(anchors),
-        ]
-        a_single = {t: ok_runs(single[t]) for t in anchors}
-        # Per-repeat ratios of interleaved runs: median (min–max), never one repeat alone.
-        out.append(
-            "| single-thread throughput (median of per-repeat ratios, min–max) | "
-            + " | ".join(paired(single["bytebpe"], single[t], "mb_s") for t in anchors)
-            + " |"
-        )
-        for q in ("p50", "p95", "p99"):
-            out.append(
-                row(
-                    f"latency {q}",
-                    med(bs, f"{q}_us"),
-                    [med(a_single[t], f"{q}_us") for t in anchors],
-                    inverse=True,
-                )
-            )
-        a_batch = {t: ok_runs(batch.get((t, "list"), [])) for t in anchors}
-        for api in ("list", "numpy"):
-            if ("bytebpe", api) in batch:
-                out.append(
-                    row(
-                        f"batch: {BATCH_APIS['bytebpe', api]} vs the anchor's batch call",
-                        med(ok_runs(batch["bytebpe", api]), "mb_s"),
-                        [med(a_batch[t], "mb_s") for t in anchors],
-                    )
-                )
-        out.append(
-            row(
-                "peak RSS, single",
-                med(bs, "peak_rss_mb"),
-                [med(a_single[t], "peak_rss_mb") for t in anchors],
-            )
-        )
-        if ("bytebpe", "list") in batch:
-            out.append(
-                row(
-                    "peak RSS, batch (`encode_batch`)",
-                    med(ok_runs(batch["bytebpe", "list"]), "peak_rss_mb"),
-                    [med(a_batch[t], "peak_rss_mb") for t in anchors],
-                )
-            )
-        for case, (desc, _) in WORST_CASES.items():
-            if ("bytebpe", case) in worst:
-                b = (
-                    worst["bytebpe", case].get("median_s")
-                    if "error" not in worst["bytebpe", case]
-                    else None
-                )
-                vals = [
-                    None if "error" in worst[t, case] else worst[t, case]["median_s"]
-                    for t in anchors
-                ]
-                cells = []
-                for t, v in zip(anchors, vals):
-                    if v is None:
-                        r = worst[t, case]
-                        cells.append("killed" if r.get("timeout") else "anchor fails")
-                    else:
-                        cells.append(ratio(v, b))
-                out.append(f"| worst case `{desc}` | " + " | ".join(cells) + " |")
-
-    loads = [r["load1"] for rs in [*single.values(), *batch.values()] for r in rs if "load1" in r]
-    out += ["", *id_lines]
-    if loads:
-        out.append(
-            f"- 1-minute load average when the corpus runs started: median {statistics.median(loads):.2f}, "
-            f"max {max(loads):.2f} ({ncpu} cores)."
-        )
-    out.append(
-        "- Others' cores: CPU that other processes (and the hypervisor, as steal) used during "
-        "each timed part, from /proc/stat (– when the part is under 0.2 s); above ~0.2 "
-        "the run shared the machine."
-    )
-    out.append(
-        f"- CPU used by other processes (outside this benchmark): {background:.2f} cores in a "
-        f"3 s sample before the run, {max(others, 0):.2f} cores on average during its "
-        f"{run_wall:.0f} s (from /proc/stat minus this benchmark's children)."
-    )
-    out.append("")
-    report = "\n".join(out)
+    raw = {
+        "corpus": corpus.name,
+        "repeats": args.repeats,
+        "threads": threads,
+        "prep": prep,
+        "single": single,
+        "batch": {f"{t} {api}": rs for (t, api), rs in batch.items()},
+        "batch_one_thread": {f"{t} {api}": rs for (t, api), rs in batch_one.items()},
+        "pair_single": pairs,
+        "worst": {f"{t} {case}": r for (t, case), r in worst.items()},
+        "load_end": os.getloadavg(),
+        # What the report says of the run itself.
+        "meta": {
+            "started": started,
+            "command": command,
+            "machine": info,
+            "python": platform.python_version(),
+            "versions": {t: version(t) for t in [*tools, "numpy"]},
+            "repo": repo,
+            "tools": tools,
+            "pattern": args.pattern,
+            "vocab_size": args.vocab_size,
+            "timeout": args.timeout,
+            "ncpu": ncpu,
+            "background": background,
+            "others": (cpu_stat()[0] - busy0 - (children_cpu() - ours0)) / run_wall,
+            "run_wall": run_wall,
+            "id_lines": ids,
+        },
+    }
+    report = render(raw)
     print(report)
     if args.json:
-        raw = {
-            "corpus": corpus.name,
-            "repeats": args.repeats,
-            "threads": threads,
-            "prep": prep,
-            "single": single,
-            "batch": {f"{t} {api}": rs for (t, api), rs in batch.items()},
-            "batch_one_thread": {f"{t} {api}": rs for (t, api), rs in batch_one.items()},
-            "pair_single": pairs,
-            "worst": {f"{t} {case}": r for (t, case), r in worst.items()},
-            "load_end": os.getloadavg(),
-        }
         Path(args.json).write_text(json.dumps(raw))
     if args.write:
         path = Path(args.write)
