@@ -19,10 +19,10 @@ install-test: ## install the package (editable) with everything the tests and li
 build-dev: ## rebuild the native module (editable install) after Rust changes
 	$(PYTHON) -m pip install -e . --no-deps --no-build-isolation
 
-wheel: ## build the abi3 wheel (one for every CPython >= 3.10) into dist/
+wheel: ## build the abi3 wheel (one for every CPython >= 3.10, profile-guided) into dist/
 	$(PYTHON) -m pip install --quiet 'maturin>=1.7,<2'
 	rm -f dist/bytebpe-*.whl
-	$(PYTHON) -m maturin build --release --out dist
+	PYTHON=$(PYTHON) bash tools/build_wheel.sh dist
 
 # CI compiles once: the wheel it ships is the build the tests run against (installed over
 # any editable install, with what the tests and lints need), then the smoke test installs
