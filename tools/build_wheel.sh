@@ -37,14 +37,8 @@ find_profdata() {
 }
 profdata="$(find_profdata)"
 if [ -z "$profdata" ] && command -v apt-get >/dev/null; then
-    sudo=""
-    if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
     echo "build_wheel: installing llvm-$major (llvm-profdata for rustc's LLVM $major) with apt-get" >&2
-    if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-        "llvm-$major" >/dev/null; then
-        $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
-            --no-install-recommends "llvm-$major" >/dev/null || true
-    fi
+    bash tools/apt_install.sh "llvm-$major" >/dev/null || true
     profdata="$(find_profdata)"
 fi
 if [ -z "$profdata" ]; then

@@ -12,10 +12,4 @@ if ! command -v apt-get >/dev/null; then
          "(the browser tests are skipped without them)" >&2
     exit 0
 fi
-SUDO=""
-if [ "$(id -u)" != 0 ]; then
-    SUDO="sudo"
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends chromium chromium-driver
+bash "$(dirname "$0")/apt_install.sh" chromium chromium-driver
