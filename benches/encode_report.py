@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from typing import Any
 
 from encode_one import WORST_CASES
 
@@ -71,9 +72,9 @@ def errors(runs: list[dict]) -> str:
     return "; ".join(sorted({r["error"] for r in runs if "error" in r}))
 
 
-def keyed(runs: dict[str, list[dict]]) -> dict[tuple[str, str], list[dict]]:
-    """The raw file's "tool api" keys as (tool, api)."""
-    return {tuple(k.split(" ", 1)): rs for k, rs in runs.items()}
+def keyed(runs: dict[str, Any]) -> dict[tuple[str, ...], Any]:
+    """The raw file's "tool api" and "tool case" keys as (tool, api) and (tool, case)."""
+    return {tuple(k.split(" ", 1)): v for k, v in runs.items()}
 
 
 def render(raw: dict) -> str:
@@ -81,7 +82,7 @@ def render(raw: dict) -> str:
     tools: list[str] = meta["tools"]
     single: dict[str, list[dict]] = raw["single"]
     batch, batch_one = keyed(raw["batch"]), keyed(raw["batch_one_thread"])
-    worst = {tuple(k.split(" ", 1)): r for k, r in raw["worst"].items()}
+    worst = keyed(raw["worst"])
     out = head(raw)
     out += single_table(tools, single)
     out += batch_table(raw["threads"], prep["bytes"] / 1e6, batch, batch_one, single)
@@ -91,7 +92,7 @@ def render(raw: dict) -> str:
         out += worst_table(tools, worst, single, raw["repeats"], meta["timeout"])
     if "bytebpe" in tools and len(tools) > 1:
         out += anchors_table(tools, single, batch, worst, raw["repeats"])
-    out += notes(raw)
+    out += footer(raw)
     return "\n".join(out)
 
 
@@ -334,7 +335,8 @@ def anchors_table(tools: list[str], single, batch, worst, repeats: int) -> list[
     return out
 
 
-def notes(raw: dict) -> list[str]:
+def footer(raw: dict) -> list[str]:
+    """The ids' check, the machine's load and what other processes used."""
     meta = raw["meta"]
     runs = [*raw["single"].values(), *raw["batch"].values()]
     loads = [r["load1"] for rs in runs for r in rs if "load1" in r]

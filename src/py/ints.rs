@@ -34,9 +34,10 @@ impl IdInts {
         let counted_in_place_from = if gil_disabled(py)? {
             ints.len()
         } else {
-            // SAFETY: with a GIL, every object starts with its reference count.
+            // SAFETY: with a GIL, every object starts with its reference count, and the
+            // ints are alive (held here).
             ints.iter()
-                .rposition(|int| unsafe { reference_count(int.as_ptr()) } >= IMMORTAL_FROM)
+                .rposition(|int| unsafe { *count_word(int.as_ptr()) } >= IMMORTAL_FROM)
                 .map_or(0, |last| last + 1)
         };
         Ok(Self { ints, counted_in_place_from })
@@ -55,7 +56,7 @@ impl IdInts {
                 let at = id as usize;
                 let int = match self.ints.get(at) {
                     Some(int) if at >= self.counted_in_place_from => {
-                        *int.as_ptr().cast::<ffi::Py_ssize_t>() += 1;
+                        *count_word(int.as_ptr()) += 1;
                         int.as_ptr()
                     }
                     Some(int) => {
@@ -71,10 +72,11 @@ impl IdInts {
     }
 }
 
-/// The reference count of `object` (its first word). Safety: the interpreter has a GIL
-/// and `object` is alive.
-unsafe fn reference_count(object: *mut ffi::PyObject) -> ffi::Py_ssize_t {
-    *object.cast::<ffi::Py_ssize_t>()
+/// The word of `object` that holds its reference count: its first, on an interpreter with
+/// a GIL (the only place this module reads or writes a count itself). Dereferencing it
+/// needs the GIL held and `object` alive.
+fn count_word(object: *mut ffi::PyObject) -> *mut ffi::Py_ssize_t {
+    object.cast()
 }
 
 /// Whether the interpreter runs without a GIL (a free-threaded build).
