@@ -7,6 +7,8 @@
 //! words scattered over the arena, and each entry is then one cache line to wait for
 //! instead of three (separate arrays of starts, lengths and counts).
 
+use rayon::prelude::*;
+
 use super::sorted_words::SortedWords;
 use crate::error::{Error, Result};
 use crate::prefetch::prefetch;
@@ -27,6 +29,25 @@ pub const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
 
 /// How many words ahead [`WordArena::of_bytes`] fetches a word's bytes.
 const AHEAD_WORDS: usize = 8;
+
+/// Tokens [`WordArena::of_bytes`] writes in one run on one thread (1 MiB).
+const FILL_TOKENS: usize = 1 << 18;
+
+/// Writes the ranks of words `ids` of `words`, back to back, into `out` (exactly their
+/// length).
+fn fill(words: &SortedWords, ids: std::ops::Range<usize>, out: &mut [Rank], ranks: &[Rank; 256]) {
+    let mut at = 0;
+    for i in ids.clone() {
+        if i + AHEAD_WORDS < ids.end {
+            words.prefetch(i + AHEAD_WORDS);
+        }
+        let (word, _) = words.get(i);
+        for (token, &b) in out[at..at + word.len()].iter_mut().zip(word) {
+            *token = ranks[usize::from(b)];
+        }
+        at += word.len();
+    }
+}
 
 /// Token ids and counts of every distinct word.
 #[derive(Default)]
@@ -50,18 +71,55 @@ impl WordArena {
     }
 
     /// The arena of `words` (bytes, count), each byte as its token `rank(byte)`, in the
-    /// same order: no vector of ids per word on the way. Interruptible (see
-    /// [`interrupt`]).
-    pub fn of_bytes(words: &SortedWords, rank: impl Fn(u8) -> Rank) -> Result<Self> {
-        let mut arena = Self::with_capacity(words.len(), words.total_bytes());
+    /// same order: no vector of ids per word on the way. The tokens are written on
+    /// `pool`, in runs of about [`FILL_TOKENS`] (the words lie in the list's buffer in
+    /// counting order, so each is a read at random, and two threads wait for twice as
+    /// many at once); four runs per thread at a time, so Ctrl-C is looked for between
+    /// those rounds (see [`interrupt`]).
+    pub fn of_bytes(
+        words: &SortedWords,
+        rank: impl Fn(u8) -> Rank,
+        pool: &rayon::ThreadPool,
+    ) -> Result<Self> {
+        let ranks: [Rank; 256] = std::array::from_fn(|b| rank(b as u8));
+        let mut entries = Vec::with_capacity(words.len());
+        let mut total = 0u64;
         for (i, (word, count)) in words.iter().enumerate() {
-            // The words lie in the list's buffer in counting order, not this one: each
-            // is a read at random, fetched a few words ahead.
-            words.prefetch(i + AHEAD_WORDS);
-            interrupt::step(word.len())?;
-            arena.push(i, count, word.iter().map(|&b| rank(b)))?;
+            let len = Self::checked_len(i, word.len())?;
+            entries.push(Entry { start: total, count, len });
+            total += u64::from(len);
         }
-        Ok(arena)
+        // Zeroed pages come from the OS untouched, so each is first written (and faulted
+        // in) by the thread that fills it.
+        let mut tokens: Vec<Rank> = vec![0; total as usize];
+        let mut runs = Vec::new();
+        let (mut rest, mut first) = (tokens.as_mut_slice(), 0);
+        while first < entries.len() {
+            let (mut end, mut size) = (first, 0);
+            while end < entries.len() && size < FILL_TOKENS {
+                size += entries[end].len as usize;
+                end += 1;
+            }
+            let (run, tail) = std::mem::take(&mut rest).split_at_mut(size);
+            runs.push((first..end, run));
+            (rest, first) = (tail, end);
+        }
+        for round in runs.chunks_mut(4 * pool.current_num_threads()) {
+            pool.install(|| {
+                round.par_iter_mut().for_each(|(ids, out)| fill(words, ids.clone(), out, &ranks));
+            });
+            interrupt::step(round.iter().map(|(_, out)| out.len()).sum())?;
+        }
+        Ok(Self { tokens, entries })
+    }
+
+    /// Word `i`'s length as the merge loop keeps it, if it fits.
+    fn checked_len(i: usize, len: usize) -> Result<u32> {
+        u32::try_from(len).map_err(|_| {
+            Error::InvalidConfig(format!(
+                "word {i} has {len} tokens; the merge loop takes words of at most 2**32-1"
+            ))
+        })
     }
 
     fn with_capacity(words: usize, tokens: usize) -> Self {
@@ -76,12 +134,7 @@ impl WordArena {
         count: u64,
         word: impl ExactSizeIterator<Item = Rank>,
     ) -> Result<()> {
-        let len = u32::try_from(word.len()).map_err(|_| {
-            Error::InvalidConfig(format!(
-                "word {i} has {} tokens; the merge loop takes words of at most 2**32-1",
-                word.len()
-            ))
-        })?;
+        let len = Self::checked_len(i, word.len())?;
         self.entries.push(Entry { start: self.tokens.len() as u64, count, len });
         self.tokens.extend(word);
         Ok(())
@@ -249,7 +302,9 @@ mod tests {
         assert_eq!(arena.word(1), [] as [Rank; 0]);
         assert_eq!(arena.word(2), [4, 5]);
         let words = SortedWords::of(&[(b"ab".to_vec(), 3), (vec![], 4)]);
-        let bytes = WordArena::of_bytes(&words, |b| 300 + u32::from(b)).unwrap();
+        let bytes =
+            WordArena::of_bytes(&words, |b| 300 + u32::from(b), &crate::parallel::pool(Some(2)))
+                .unwrap();
         assert_eq!(bytes.word(1), [397, 398]);
         assert_eq!((bytes.count(0), bytes.count(1), bytes.len()), (4, 3, 2));
     }

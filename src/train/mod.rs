@@ -141,7 +141,7 @@ pub fn train(
         // merge loop allocates its own (docs/design.md, "Memory budget").
         budget::release_free_memory();
     }
-    let words = warm::segment(words, start.vocab())?;
+    let words = warm::segment(words, start.vocab(), config.threads)?;
     let growth = start.vocab().growth(&start.special_ids());
     let (growth, merges) = merge::train(words, growth, stop, replay, observe)?;
     warm::with_specials(start, growth.finish(merges)?, &new_specials)

@@ -32,13 +32,13 @@ pub const ENCODED_ENTRY: u64 = std::mem::size_of::<(Vec<Rank>, u64)>() as u64;
 /// short). A stopped call keeps nothing: merging has not started, and the counts are the
 /// caller's (the store's). The result does not depend on the rounds: each word is
 /// encoded alone.
-pub fn segment(words: SortedWords, vocab: &Vocab) -> Result<WordArena> {
+pub fn segment(words: SortedWords, vocab: &Vocab, threads: Option<usize>) -> Result<WordArena> {
+    // On the project's pool, never Rayon's global one (see `parallel`).
+    let pool = parallel::pool(threads);
     if vocab.n_tokens() == 256 {
-        return WordArena::of_bytes(&words, |b| vocab.byte_rank(b));
+        return WordArena::of_bytes(&words, |b| vocab.byte_rank(b), &pool);
     }
     let mut out = Vec::with_capacity(words.len());
-    // On the project's pool, never Rayon's global one (see `parallel`).
-    let pool = parallel::pool(None);
     let (mut start, mut round_bytes) = (0, FIRST_ROUND_BYTES);
     while start < words.len() {
         let (mut end, mut bytes) = (start, 0);
@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn segmenting_encodes_each_word_in_order() {
         let (words, vocab) = words_and_vocab(3 * FIRST_ROUND_BYTES + 24);
-        let got = segment(words.clone(), &vocab).unwrap();
+        let got = segment(words.clone(), &vocab, None).unwrap();
         assert_eq!(got.len(), words.len());
         for (w, (bytes, n)) in words.iter().enumerate() {
             let mut want = Vec::new();
@@ -201,15 +201,15 @@ mod tests {
         // clock waits for): the check runs and stops the call.
         let (words, vocab) = words_and_vocab(2 * FIRST_ROUND_BYTES);
         assert_eq!(
-            interrupt::with_check(stop, || segment(words.clone(), &vocab)).err(),
+            interrupt::with_check(stop, || segment(words.clone(), &vocab, None)).err(),
             Some(Error::Interrupted)
         );
         let bytes = Vocab::bytes_only();
         assert_eq!(
-            interrupt::with_check(stop, || segment(words.clone(), &bytes)).err(),
+            interrupt::with_check(stop, || segment(words.clone(), &bytes, None)).err(),
             Some(Error::Interrupted)
         );
         let n = words.len();
-        assert_eq!(segment(words, &bytes).map(|w| w.len()).ok(), Some(n));
+        assert_eq!(segment(words, &bytes, None).map(|w| w.len()).ok(), Some(n));
     }
 }
