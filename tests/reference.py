@@ -427,11 +427,10 @@ def table_entry_cost(length: int) -> int:
 def merge_entry_cost(length: int) -> int:
     """A merge-loop word: the larger of its cost while the table is handed over and its
     cost in the loop (train/budget.rs spells out each term)."""
-    gathered = 32 + length  # the words with their 8-byte sort keys, before sorting
     sorted_list = 24 + length
     arena = 20 + 4 * length
     ids = 32 + _malloc_chunk(4 * length)
-    hand_over = max(table_entry_cost(length) + gathered, gathered + 24, sorted_list + arena,
+    hand_over = max(table_entry_cost(length) + sorted_list, sorted_list + arena,
                     sorted_list + ids, ids + arena)
     pairs = max(length - 1, 0)
     share = 0 if pairs == 0 else 139 if pairs == 1 else 139 * 6 // 5

@@ -137,20 +137,16 @@ pub const fn merge_entry(len: u64) -> u64 {
     max(hand_over(len), merge_loop(len))
 }
 
-/// A word while the table becomes the loop's arena (`table.rs`, `sorted_words.rs`,
-/// `warm.rs`), at the worst of its steps: the table's shards are freed as their words are
-/// copied out with their sort keys (table + bytes + keyed entry), the keyed entries are
-/// sorted into the list's entries (bytes + keyed entry + list entry), then the arena is
-/// filled from the list (list + arena); under a warm start the list is encoded into an
-/// exact `Vec<u32>` per word (list + ids), freed before the arena is filled from them
-/// (ids + arena).
+/// A word while the table becomes the loop's arena (`table.rs`, `warm.rs`), at the worst
+/// of its steps: the table's shards are freed as the sorted list is filled (table +
+/// list), then the arena is filled from the list (list + arena); under a warm start the
+/// list is encoded into an exact `Vec<u32>` per word (list + ids), freed before the arena
+/// is filled from them (ids + arena).
 const fn hand_over(len: u64) -> u64 {
-    let gathered = KEYED_ENTRY + len;
     let list = SORTED_ENTRY + len;
     let arena = ARENA_ENTRY + 4 * len;
     let ids = WARM_ENTRY + alloc_size(4 * len);
-    let sorting = max(table_entry(len) + gathered, gathered + SORTED_ENTRY);
-    max(max(sorting, list + arena), max(list + ids, ids + arena))
+    max(max(table_entry(len) + list, list + arena), max(list + ids, ids + arena))
 }
 
 /// A word in the merge loop (`arena.rs`, `pairs.rs`, `pair_ids.rs`, `candidate.rs`,
@@ -182,10 +178,6 @@ const fn max(a: u64, b: u64) -> u64 {
 /// A `SortedWords` entry (start, count, length); its bytes follow in one buffer (`len`
 /// bytes). Both are allocated at their exact sizes.
 const SORTED_ENTRY: u64 = super::sorted_words::ENTRY_BYTES;
-
-/// A `SortedWords` entry beside its word's 8-byte sort key, while the list is gathered and
-/// sorted.
-const KEYED_ENTRY: u64 = super::sorted_words::KEYED_BYTES;
 
 /// A `WordArena` entry (start, count, length, packed); its tokens are 4 bytes each in one
 /// vector, both allocated at their exact sizes.
@@ -347,9 +339,6 @@ mod tests {
         // The sizes the constants are derived from (the reference in tests/reference.py
         // spells the same figures out).
         assert_eq!((SORTED_ENTRY, ARENA_ENTRY, WARM_ENTRY, LIST_BYTES), (24, 20, 32, 16));
-        assert_eq!(KEYED_ENTRY, 32);
-        // No byte: the table's slot beside a keyed entry (46 + 32) is the worst step.
-        assert_eq!(merge_entry(0), 78);
         assert_eq!(PAIR_BYTES, 35 + 2 * 36 + 2 * 16);
         assert_eq!(LONG_TOKEN, 110);
         // One byte: no pair; the warm start's list + ids (25 + 32 + 32) is the worst step.
@@ -368,11 +357,10 @@ mod tests {
         // step of the hand-over, the counting table among them: pruning for the loop also
         // bounds the table and the sorted list held next to it.
         for len in (0..600).chain([1 << 12, 1 << 20]) {
-            let (gathered, list) = (KEYED_ENTRY + len, SORTED_ENTRY + len);
+            let list = SORTED_ENTRY + len;
             let arena = ARENA_ENTRY + 4 * len;
             let ids = WARM_ENTRY + alloc_size(4 * len);
-            let sorting = [table_entry(len) + gathered, gathered + SORTED_ENTRY];
-            for step in sorting.into_iter().chain([list + arena, list + ids, ids + arena]) {
+            for step in [table_entry(len) + list, list + arena, list + ids, ids + arena] {
                 assert!(merge_entry(len) >= step, "{len}");
             }
             assert!(merge_entry(len) >= ARENA_ENTRY + 4 * len + LIST_BYTES * len.saturating_sub(1));

@@ -13,106 +13,51 @@ struct Entry {
     len: u64,
 }
 
-impl Entry {
-    fn of<'b>(&self, bytes: &'b [u8]) -> &'b [u8] {
-        &bytes[self.start as usize..self.start as usize + self.len as usize]
-    }
-}
-
-/// Sorts `keyed` (entries beside their words' [`prefix_key`]) by the words' bytes, on the
-/// current pool, and returns the entries alone.
-///
-/// The words lie in the buffer in the order they were counted, so comparing two reads
-/// two places at random, and waiting for them was most of a sort's time. The prefix keys
-/// decide most comparisons without that read. (The keyed copy lives only during the sort;
-/// the hand-over's memory estimate, `budget::merge_entry`, covers it.)
-fn sort_keyed(mut keyed: Vec<(u64, Entry)>, bytes: &[u8]) -> Vec<Entry> {
-    use rayon::prelude::*;
-    keyed.par_sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.of(bytes).cmp(b.1.of(bytes))));
-    keyed.par_iter().map(|&(_, e)| e).collect()
-}
-
-/// Where [`SortedWords::gather`] has one part push its words: that part's share of the
-/// buffer and of the entries.
-pub struct PartWriter<'a> {
-    bytes: &'a mut [u8],
-    keyed: &'a mut [(u64, Entry)],
-    /// Where `bytes` begins in the whole buffer.
-    offset: usize,
-    /// Bytes and words pushed.
-    at: usize,
-    i: usize,
-}
-
-impl PartWriter<'_> {
-    /// Adds a word (distinct from every other word of every part).
-    #[inline]
-    pub fn push(&mut self, word: &[u8], count: u64) {
-        let end = self.at + word.len();
-        self.bytes[self.at..end].copy_from_slice(word);
-        let entry = Entry { start: (self.offset + self.at) as u64, count, len: word.len() as u64 };
-        self.keyed[self.i] = (prefix_key(word), entry);
-        (self.at, self.i) = (end, self.i + 1);
-    }
-}
-
 /// The bytes of one entry; [`super::budget::merge_entry`] is derived from it.
 pub const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
-
-/// The bytes of one entry beside its sort key, as [`SortedWords::gather`] holds them
-/// until they are sorted.
-pub const KEYED_BYTES: u64 = std::mem::size_of::<(u64, Entry)>() as u64;
 
 /// Distinct words and their counts, in byte order (equal tables give equal lists).
 #[derive(Clone, Default)]
 pub struct SortedWords {
     /// All words' bytes, in the order they were added (not sorted).
     bytes: Vec<u8>,
-    /// One entry per word, sorted by the word's bytes.
+    /// One entry per word, sorted by the word's bytes once [`SortedWords::sort`] ran.
     entries: Vec<Entry>,
 }
 
 impl SortedWords {
-    /// The sorted list of the words of `parts` (distinct across all of them), gathered
-    /// on `pool`: `size` gives a part's words and bytes, and `fill` pushes exactly those
-    /// into the [`PartWriter`] it is given, on some thread of the pool, each part into a
-    /// place of its own, and drops the part there once it is copied.
-    pub fn gather<P: Send + Sync>(
-        parts: Vec<P>,
-        size: impl Fn(&P) -> (usize, usize) + Sync,
-        fill: impl Fn(P, &mut PartWriter<'_>) + Sync,
-        pool: &rayon::ThreadPool,
-    ) -> Self {
+    /// Room for `words` words of `bytes` bytes in all.
+    pub fn with_capacity(words: usize, bytes: usize) -> Self {
+        Self { bytes: Vec::with_capacity(bytes), entries: Vec::with_capacity(words) }
+    }
+
+    /// Adds a word (distinct from every other; call [`SortedWords::sort`] after the last).
+    pub fn push(&mut self, word: &[u8], count: u64) {
+        self.entries.push(Entry { start: self.bytes.len() as u64, count, len: word.len() as u64 });
+        self.bytes.extend_from_slice(word);
+    }
+
+    /// Sorts the entries by their words' bytes, on `pool`. The words are distinct, so
+    /// the order is unique and an unstable sort is deterministic.
+    ///
+    /// The words lie in the buffer in the order they were counted, so comparing two reads
+    /// two places at random, and waiting for them was most of a sort's time. Each entry
+    /// is sorted beside its word's first 8 bytes, which decide most comparisons without
+    /// that read. (The keyed copy lives only during the sort; the hand-over's memory
+    /// estimate, `budget::merge_entry`, covers it.)
+    pub fn sort(&mut self, pool: &rayon::ThreadPool) {
         use rayon::prelude::*;
+        let bytes = &self.bytes;
+        let word = |e: &Entry| &bytes[e.start as usize..e.start as usize + e.len as usize];
         pool.install(|| {
-            let sizes: Vec<(usize, usize)> = parts.par_iter().map(&size).collect();
-            let words = sizes.iter().map(|s| s.0).sum();
-            let mut bytes = vec![0u8; sizes.iter().map(|s| s.1).sum()];
-            let mut keyed = vec![(0, Entry { start: 0, count: 0, len: 0 }); words];
-            let mut writers = Vec::with_capacity(parts.len());
-            let (mut rest_bytes, mut rest_keyed, mut offset) = (&mut bytes[..], &mut keyed[..], 0);
-            for &(words, len) in &sizes {
-                let (part_bytes, tail_bytes) = std::mem::take(&mut rest_bytes).split_at_mut(len);
-                let (part_keyed, tail_keyed) = std::mem::take(&mut rest_keyed).split_at_mut(words);
-                writers.push(PartWriter {
-                    bytes: part_bytes,
-                    keyed: part_keyed,
-                    offset,
-                    at: 0,
-                    i: 0,
-                });
-                (rest_bytes, rest_keyed, offset) = (tail_bytes, tail_keyed, offset + len);
-            }
-            parts.into_par_iter().zip(writers).for_each(|(part, mut writer)| {
-                fill(part, &mut writer);
-                assert!(
-                    writer.i == writer.keyed.len() && writer.at == writer.bytes.len(),
-                    "a part pushed fewer words or bytes than its size said"
-                );
+            let mut keyed: Vec<(u64, Entry)> =
+                self.entries.par_iter().map(|e| (prefix_key(word(e)), *e)).collect();
+            keyed.par_sort_unstable_by(|a, b| {
+                a.0.cmp(&b.0).then_with(|| word(&a.1).cmp(word(&b.1)))
             });
-            let entries = sort_keyed(keyed, &bytes);
-            Self { bytes, entries }
-        })
+            self.entries.clear();
+            self.entries.par_extend(keyed.par_iter().map(|&(_, e)| e));
+        });
     }
 
     /// Number of words.
@@ -133,8 +78,8 @@ impl SortedWords {
     /// Word `i` (in byte order) and its count.
     #[inline]
     pub fn get(&self, i: usize) -> (&[u8], u64) {
-        let e = &self.entries[i];
-        (e.of(&self.bytes), e.count)
+        let Entry { start, count, len } = self.entries[i];
+        (&self.bytes[start as usize..start as usize + len as usize], count)
     }
 
     /// Asks for the first bytes of word `i` ahead of their use (nothing past the end).
@@ -169,18 +114,12 @@ impl PartialEq for SortedWords {
 impl SortedWords {
     /// The sorted list of `words` (distinct).
     pub fn of(words: &[(Vec<u8>, u64)]) -> Self {
-        Self::of_parts(vec![words.to_vec()], 1)
-    }
-
-    /// The sorted list of the words of `parts` (distinct across all), on `threads`.
-    pub fn of_parts(parts: Vec<Vec<(Vec<u8>, u64)>>, threads: usize) -> Self {
-        let size = |p: &Vec<(Vec<u8>, u64)>| (p.len(), p.iter().map(|(w, _)| w.len()).sum());
-        let fill = |p: Vec<(Vec<u8>, u64)>, out: &mut PartWriter<'_>| {
-            for (w, n) in p {
-                out.push(&w, n);
-            }
-        };
-        Self::gather(parts, size, fill, &crate::parallel::pool(Some(threads)))
+        let mut sorted = Self::default();
+        for (w, n) in words {
+            sorted.push(w, *n);
+        }
+        sorted.sort(&crate::parallel::pool(Some(1)));
+        sorted
     }
 }
 
@@ -241,22 +180,14 @@ mod tests {
         let counted: Vec<(Vec<u8>, u64)> =
             words.iter().enumerate().rev().map(|(i, w)| (w.clone(), i as u64)).collect();
         for threads in [1, 2, 4] {
-            // Parts of uneven sizes, one empty, gathered into one list.
-            let (a, rest) = counted.split_at(counted.len() / 3);
-            let (b, c) = rest.split_at(7);
-            let parts = vec![a.to_vec(), vec![], b.to_vec(), c.to_vec()];
-            let sorted = SortedWords::of_parts(parts, threads);
+            let mut sorted = SortedWords::default();
+            for (w, n) in &counted {
+                sorted.push(w, *n);
+            }
+            sorted.sort(&crate::parallel::pool(Some(threads)));
             let got: Vec<&[u8]> = sorted.iter().map(|(w, _)| w).collect();
             assert_eq!(got, words.iter().map(Vec::as_slice).collect::<Vec<_>>(), "{threads}");
             assert!(sorted.iter().enumerate().all(|(i, (_, n))| n == i as u64));
         }
-    }
-
-    #[test]
-    #[should_panic(expected = "fewer words or bytes")]
-    fn a_part_that_gives_less_than_its_size_is_refused() {
-        let size = |_: &u8| (2, 2);
-        let fill = |_: u8, out: &mut PartWriter<'_>| out.push(b"ab", 1);
-        SortedWords::gather(vec![0], size, fill, &crate::parallel::pool(Some(1)));
     }
 }

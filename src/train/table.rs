@@ -9,7 +9,7 @@ use rayon::ThreadPool;
 use super::budget;
 use super::hot::HotCounts;
 use super::pieces::PieceTable;
-use super::sorted_words::{PartWriter, SortedWords};
+use super::sorted_words::SortedWords;
 use super::word_hash::{hash, hash_short, pack_in, SHORT_MAX};
 use crate::error::{Error, Result};
 use crate::parallel;
@@ -251,16 +251,17 @@ impl WordTable {
     }
 
     /// The words, sorted by bytes (a deterministic order for training), in one buffer
-    /// (no allocation per word), copied out on every thread. Each shard is freed as soon
-    /// as its words are copied out.
+    /// (no allocation per word). Each shard is freed as soon as its words are copied out.
     pub fn into_words(self) -> SortedWords {
-        let size = |s: &PieceTable| (s.len(), s.iter().map(|(w, _)| w.len()).sum());
-        let fill = |s: PieceTable, out: &mut PartWriter<'_>| {
-            for (w, n) in s.iter() {
-                out.push(w, n);
+        let bytes = self.shards.iter().flat_map(|s| s.iter()).map(|(w, _)| w.len()).sum();
+        let mut words = SortedWords::with_capacity(self.distinct_words(), bytes);
+        for shard in self.shards {
+            for (w, n) in shard.iter() {
+                words.push(w, n);
             }
-        };
-        SortedWords::gather(self.shards, size, fill, &parallel::pool(None))
+        }
+        words.sort(&parallel::pool(None));
+        words
     }
 }
 
