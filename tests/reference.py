@@ -433,7 +433,7 @@ def merge_entry_cost(length: int) -> int:
     hand_over = max(table_entry_cost(length) + sorted_list, sorted_list + arena,
                     sorted_list + ids, ids + arena)
     pairs = max(length - 1, 0)
-    share = 0 if pairs == 0 else 139 if pairs == 1 else 139 * 6 // 5
+    share = 0 if pairs == 0 else 131 if pairs == 1 else 131 * 6 // 5
     long = 110 * length if length >= 256 else 0
     return max(hand_over, arena + 16 * pairs + share + long)
 

@@ -419,10 +419,10 @@ def test_budget_estimates_and_limits() -> None:
     assert R.table_entry_cost(1) == R.table_entry_cost(7) == 46
     assert R.table_entry_cost(8) == 46 + 14 and R.table_entry_cost(127) == 46 + 192
     assert R.table_entry_cost(128) == 46 + 195
-    # The loop: arena 20 + 4n, 16 per list entry (n - 1), a pair's 139 bytes (6/5 of them
+    # The loop: arena 20 + 4n, 16 per list entry (n - 1), a pair's 131 bytes (6/5 of them
     # from 3 bytes on); one byte: the warm start's sorted entry + ids, 25 + 32 + 32.
-    assert R.merge_entry_cost(2) == 28 + 16 + 139
-    assert R.merge_entry_cost(8) == 52 + 7 * 16 + 166
+    assert R.merge_entry_cost(2) == 28 + 16 + 131
+    assert R.merge_entry_cost(8) == 52 + 7 * 16 + 157
     assert R.merge_entry_cost(1) == 89
     run = R.BudgetRun(64 * R.MIB)  # 16 MiB for the data structures
     assert run.checkpoint_every == 128 * 1024

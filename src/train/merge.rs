@@ -357,29 +357,30 @@ impl Merger {
         }
         for out in chunks {
             for &(p, w) in &out.gained {
-                // (x, token) or (token, y).
-                let (side, other) = match p {
-                    (x, t) if t == token => (Side::GainedLeft, x),
-                    (_, y) => (Side::GainedRight, y),
-                };
+                let (side, other) = gained_side(p, token);
                 let pairs = &mut self.pairs;
-                let id = self.near.id(side, other, || pairs.id_or_insert(p));
+                let (id, first) = self.near.id(side, other, || pairs.id_or_insert(p));
                 if !self.pairs.gain(id, self.words.count(w), w) {
                     return Err(self.overflow(p));
                 }
-                if self.pairs.mark(id) {
+                // Each gained pair has one slot in `near` (the new token's side), so its
+                // first lookup in this merge is its first gain.
+                if first {
                     risen.push((p, id));
                 }
             }
         }
         if let Some(changes) = &long {
+            // A pair that rose touches the new token, as those above.
             for &(p, d) in changes.net.iter().filter(|(_, d)| *d > 0) {
-                let id = self.pairs.id_or_insert(p);
+                let (side, other) = gained_side(p, token);
+                let pairs = &mut self.pairs;
+                let (id, first) = self.near.id(side, other, || pairs.id_or_insert(p));
                 let n = u64::try_from(d).map_err(|_| self.overflow(p))?;
                 if !self.pairs.add(id, n) {
                     return Err(self.overflow(p));
                 }
-                if self.pairs.mark(id) {
+                if first {
                     risen.push((p, id));
                 }
             }
@@ -400,9 +401,21 @@ impl Merger {
         }
         gone.clear();
         risen.clear();
-        self.pairs.unmark_all();
         self.scratch = (gone, risen);
         Ok(())
+    }
+}
+
+/// Where a pair a merge into `token` gained is kept in [`NearIds`]: (x, token) on the left
+/// side by x, (token, y) on the right by y; (token, token) always on the left, so every
+/// such pair has exactly one slot.
+fn gained_side(p: Pair, token: Rank) -> (Side, Rank) {
+    match p {
+        (x, t) if t == token => (Side::GainedLeft, x),
+        (t, y) => {
+            debug_assert_eq!(t, token, "a gained pair without the new token");
+            (Side::GainedRight, y)
+        }
     }
 }
 

@@ -16,11 +16,9 @@ use crate::error::Error;
 /// up to 4 are held inline, in the 24 bytes a `Vec` takes: no allocation for most pairs.
 pub type WordList = SmallVec<[u32; 4]>;
 
-/// The bytes held per pair id in the arrays below (count, word list, mark);
+/// The bytes held per pair id in the arrays below (count, word list);
 /// [`super::budget::merge_entry`] is derived from it.
-pub const ID_BYTES: u64 = (std::mem::size_of::<u64>()
-    + std::mem::size_of::<WordList>()
-    + std::mem::size_of::<u32>()) as u64;
+pub const ID_BYTES: u64 = (std::mem::size_of::<u64>() + std::mem::size_of::<WordList>()) as u64;
 
 /// Pair counts and occurrence lists, keyed by dense pair ids.
 #[derive(Default)]
@@ -34,10 +32,6 @@ pub struct PairIndex {
     words: Vec<WordList>,
     /// Ids free for reuse.
     free: Vec<u32>,
-    /// The mark of each id: equal to `mark` when marked since the last `unmark_all`.
-    marks: Vec<u32>,
-    /// The current mark (bumped to unmark every id at once).
-    mark: u32,
 }
 
 impl PairIndex {
@@ -50,14 +44,12 @@ impl PairIndex {
     /// The id of `pair`, given a fresh one (count 0, no words) if it is not present.
     #[inline]
     pub fn id_or_insert(&mut self, pair: Pair) -> u32 {
-        let (counts, words, free, marks) =
-            (&mut self.counts, &mut self.words, &mut self.free, &mut self.marks);
+        let (counts, words, free) = (&mut self.counts, &mut self.words, &mut self.free);
         self.ids.get_or_insert(pair, || match free.pop() {
             Some(id) => id,
             None => {
                 counts.push(0);
                 words.push(WordList::new());
-                marks.push(0);
                 (counts.len() - 1) as u32
             }
         })
@@ -108,24 +100,6 @@ impl PairIndex {
         debug_assert!(*count >= n, "a pair count went negative");
         *count -= n;
         *count
-    }
-
-    /// Marks the pair with id `id`; true if it was not marked yet.
-    #[inline]
-    pub fn mark(&mut self, id: u32) -> bool {
-        let slot = &mut self.marks[id as usize];
-        let fresh = *slot != self.mark + 1;
-        *slot = self.mark + 1;
-        fresh
-    }
-
-    /// Unmarks every id.
-    pub fn unmark_all(&mut self) {
-        self.mark += 1;
-        if self.mark == u32::MAX {
-            self.marks.fill(0);
-            self.mark = 0;
-        }
     }
 
     /// Takes the word list of the pair with id `id`, leaving it empty.
@@ -270,15 +244,17 @@ impl NearIds {
         Some(id)
     }
 
-    /// As [`NearIds::get`], for a lookup that always gives an id.
+    /// As [`NearIds::get`], for a lookup that always gives an id; true with it the first
+    /// time in a merge (when `lookup` ran).
     #[inline]
-    pub fn id(&mut self, side: Side, other: u32, lookup: impl FnOnce() -> u32) -> u32 {
+    pub fn id(&mut self, side: Side, other: u32, lookup: impl FnOnce() -> u32) -> (u32, bool) {
         let stamp = self.stamp;
         let slot = self.slot(side, other);
-        if slot.0 != stamp {
+        let first = slot.0 != stamp;
+        if first {
             *slot = (stamp, lookup());
         }
-        slot.1
+        (slot.1, first)
     }
 
     #[inline]
@@ -316,22 +292,6 @@ mod tests {
     }
 
     #[test]
-    fn marks_last_until_unmarked() {
-        let mut index = PairIndex::default();
-        let a = index.id_or_insert((1, 2));
-        let b = index.id_or_insert((3, 4));
-        assert!(index.mark(a));
-        assert!(!index.mark(a));
-        assert!(index.mark(b));
-        index.unmark_all();
-        assert!(index.mark(a));
-        index.mark = u32::MAX - 1;
-        index.unmark_all();
-        assert_eq!(index.mark, 0);
-        assert!(index.mark(a) && index.mark(b));
-    }
-
-    #[test]
     fn near_ids_last_one_merge() {
         let mut near = NearIds::default();
         near.forget();
@@ -344,9 +304,12 @@ mod tests {
         near.stamp = u32::MAX - 1;
         near.forget();
         assert_eq!(near.get(Side::LostRight, 5, || Some(4)), Some(4));
-        assert_eq!(near.id(Side::GainedLeft, 70, || 6), 6);
-        assert_eq!(near.id(Side::GainedLeft, 70, || 8), 6);
-        assert_eq!(near.id(Side::GainedRight, 70, || 8), 8);
+        // The first lookup of a slot in a merge says so (the merge's risen pairs).
+        assert_eq!(near.id(Side::GainedLeft, 70, || 6), (6, true));
+        assert_eq!(near.id(Side::GainedLeft, 70, || 8), (6, false));
+        assert_eq!(near.id(Side::GainedRight, 70, || 8), (8, true));
+        near.forget();
+        assert_eq!(near.id(Side::GainedLeft, 70, || 7), (7, true));
     }
 
     /// Runs of words counted apart and folded in order give the index of one pass: the
