@@ -30,8 +30,9 @@ pub const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
 /// How many words ahead [`WordArena::of_bytes`] fetches a word's bytes.
 const AHEAD_WORDS: usize = 8;
 
-/// Tokens [`WordArena::of_bytes`] writes in one run on one thread (1 MiB).
-const FILL_TOKENS: usize = 1 << 18;
+/// Tokens [`WordArena::of_bytes`] writes in one run on one thread (1 MiB). (Fewer in
+/// tests, so small inputs take many runs and rounds.)
+const FILL_TOKENS: usize = if cfg!(test) { 1 << 12 } else { 1 << 18 };
 
 /// Writes the ranks of words `ids` of `words`, back to back, into `out` (exactly their
 /// length).
@@ -307,6 +308,35 @@ mod tests {
                 .unwrap();
         assert_eq!(bytes.word(1), [397, 398]);
         assert_eq!((bytes.count(0), bytes.count(1), bytes.len()), (4, 3, 2));
+    }
+
+    /// Filled in many runs and rounds (words of every length, some empty, past several
+    /// rounds of runs), on one thread or several, each word's tokens are its bytes' ranks
+    /// at its own place.
+    #[test]
+    fn filling_on_threads_puts_every_word_in_place() {
+        let mut rng = crate::test_rng::Rng(11);
+        let words: Vec<(Vec<u8>, u64)> = (0..4_000u32)
+            .map(|i| {
+                // Some words longer than a run: a run of that word alone.
+                let len = if i % 997 == 0 { 3 * FILL_TOKENS } else { rng.below(60) };
+                let mut w: Vec<u8> = (0..len).map(|_| rng.below(256) as u8).collect();
+                w.extend_from_slice(&i.to_le_bytes()); // distinct
+                (w, u64::from(i) + 1)
+            })
+            .collect();
+        let sorted = SortedWords::of(&words);
+        assert!(sorted.total_bytes() > 24 * FILL_TOKENS, "rounds of runs on 3 threads");
+        let rank = |b: u8| 1000 + u32::from(b);
+        for threads in [1, 2, 3] {
+            let arena =
+                WordArena::of_bytes(&sorted, rank, &crate::parallel::pool(Some(threads))).unwrap();
+            assert_eq!(arena.len(), sorted.len());
+            for (w, (bytes, count)) in sorted.iter().enumerate() {
+                let want: Vec<Rank> = bytes.iter().map(|&b| rank(b)).collect();
+                assert_eq!((arena.word(w as u32), arena.count(w as u32)), (&want[..], count));
+            }
+        }
     }
 
     /// Runs cover their own words only, and write where the whole arena reads.

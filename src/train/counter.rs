@@ -187,9 +187,10 @@ impl WordCounter {
         Ok(())
     }
 
-    /// The counted words, sorted by bytes (a deterministic order for training).
-    pub fn into_words(self) -> SortedWords {
-        self.table.into_words()
+    /// The counted words, sorted by bytes (a deterministic order for training) on
+    /// `threads` (default: all cores).
+    pub fn into_words(self, threads: Option<usize>) -> SortedWords {
+        self.table.into_words(threads)
     }
 }
 
@@ -211,7 +212,7 @@ mod tests {
         let mut d = counter(None);
         d.restore(&snap, c.ledger().clone(), c.fingerprint()).unwrap();
         assert_eq!(d.snapshot(), snap);
-        assert_eq!(d.into_words(), c.into_words());
+        assert_eq!(d.into_words(None), c.into_words(Some(1)));
         assert!(counter(None).restore(&snap[..snap.len() - 1], Ledger::default(), 0).is_err());
     }
 
@@ -221,7 +222,7 @@ mod tests {
         let docs = [Document { data: b"abcdefgh xy", is_text: true }];
         c.add_documents(&docs, 0, Some(1)).unwrap();
         assert_eq!(c.ledger().pieces_cut, 1);
-        let words = c.into_words();
+        let words = c.into_words(None);
         assert!(words.iter().all(|(w, _)| w.len() <= 3), "{words:?}");
     }
 

@@ -135,7 +135,7 @@ pub fn train(
     let floor = start.vocab().n_tokens() + start.specials().len() + new_specials.len();
     let budgeted = counter.budget().is_some();
     let stop = config.stop_rule(floor, extends, budgeted)?;
-    let words = counter.into_words();
+    let words = counter.into_words(config.threads);
     if budgeted {
         // The counting table's hash maps are gone: give their pages back before the
         // merge loop allocates its own (docs/design.md, "Memory budget").

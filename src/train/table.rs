@@ -251,8 +251,9 @@ impl WordTable {
     }
 
     /// The words, sorted by bytes (a deterministic order for training), in one buffer
-    /// (no allocation per word). Each shard is freed as soon as its words are copied out.
-    pub fn into_words(self) -> SortedWords {
+    /// (no allocation per word), sorted on `threads`. Each shard is freed as soon as its
+    /// words are copied out.
+    pub fn into_words(self, threads: Option<usize>) -> SortedWords {
         let bytes = self.shards.iter().flat_map(|s| s.iter()).map(|(w, _)| w.len()).sum();
         let mut words = SortedWords::with_capacity(self.distinct_words(), bytes);
         for shard in self.shards {
@@ -260,7 +261,7 @@ impl WordTable {
                 words.push(w, n);
             }
         }
-        words.sort(&parallel::pool(None));
+        words.sort(&parallel::pool(threads));
         words
     }
 }
