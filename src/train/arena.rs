@@ -141,6 +141,15 @@ impl WordArena {
         Ok(())
     }
 
+    /// The mean length of the words shorter than `limit` tokens (0 if there are none).
+    pub fn mean_len_below(&self, limit: usize) -> f64 {
+        let (mut words, mut tokens) = (0u64, 0u64);
+        for e in self.entries.iter().filter(|e| (e.len as usize) < limit) {
+            (words, tokens) = (words + 1, tokens + u64::from(e.len));
+        }
+        tokens as f64 / words.max(1) as f64
+    }
+
     /// Number of words.
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use super::arena::WordArena;
 use super::candidate::{Candidate, Candidates, Order};
-use super::long::LongWords;
+use super::long::{LongWords, LONG_WORD};
 use super::order::ByteOrder;
 use super::pairs::{Halt, NearIds, PairIndex, Side};
 use super::rewrite::{rewrite, Pair, Rewritten};
@@ -76,6 +76,8 @@ struct Merger {
     floor: u64,
     /// Threads for rewriting words in large merges.
     threads: usize,
+    /// A merge listing at least this many words rewrites them on `threads`.
+    parallel_words: usize,
     /// The ids of the pairs the current merge changes, by neighbour token.
     near: NearIds,
     /// The rewrite of the current merge (buffers kept from merge to merge).
@@ -159,6 +161,7 @@ pub fn train(
 impl Merger {
     fn new(words: WordArena, growth: Tokens, threads: usize, min_frequency: u64) -> Self {
         let order = ByteOrder::of(&growth);
+        let parallel_words = parallel_words(&words);
         Self {
             words,
             long: LongWords::default(),
@@ -168,6 +171,7 @@ impl Merger {
             heap: Candidates::default(),
             floor: min_frequency.max(1),
             threads: threads.max(1),
+            parallel_words,
             near: NearIds::default(),
             rewritten: Rewritten::default(),
             scratch: Default::default(),
@@ -302,7 +306,7 @@ impl Merger {
         let is_long = |w: u32| long_words.contains(w);
         let mut single = std::mem::take(&mut self.rewritten);
         let parallel: Vec<Rewritten>;
-        let chunks: &[Rewritten] = if word_ids.len() >= PARALLEL_WORDS && self.threads > 1 {
+        let chunks: &[Rewritten] = if word_ids.len() >= self.parallel_words && self.threads > 1 {
             // Each chunk's words are a run of the arena of their own, rewritten in place.
             let chunk = word_ids.len().div_ceil(self.threads * 4);
             let cuts: Vec<u32> = word_ids.chunks(chunk).skip(1).map(|ids| ids[0]).collect();
@@ -419,7 +423,40 @@ fn gained_side(p: Pair, token: Rank) -> (Side, Rank) {
     }
 }
 
-/// Merges touching at least this many distinct words rewrite them in parallel. Below it
+/// Merges touching at least this many distinct words of [`PARALLEL_WORDS_LEN`] tokens
+/// rewrite them in parallel ([`parallel_words`] scales it to the run's words). Below it
 /// the hand-off costs more than it saves (measured on 100 MB of code: no gain at 2,048
 /// words on 2 cores); the big early merges of multi-GB corpora are above it.
 const PARALLEL_WORDS: usize = 32768;
+
+/// The words a merge must list to be rewritten in parallel: [`PARALLEL_WORDS`] for words
+/// of [`PARALLEL_WORDS_LEN`] tokens on average, fewer for longer words (each costs more to
+/// rewrite, so a hand-off pays sooner), more for shorter ones. The long words are merged
+/// apart and left out of the mean (a few huge ones would skew it).
+fn parallel_words(words: &WordArena) -> usize {
+    let mean = words.mean_len_below(LONG_WORD).max(1.0);
+    (PARALLEL_WORDS as f64 * PARALLEL_WORDS_LEN / mean) as usize
+}
+
+/// The mean word length [`PARALLEL_WORDS`] was measured at (English, 10 tokens a word).
+const PARALLEL_WORDS_LEN: f64 = 10.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The threshold follows the mean length of the words below `LONG_WORD` tokens.
+    #[test]
+    fn longer_words_go_parallel_sooner() {
+        let arena = |lens: &[usize]| {
+            WordArena::new(lens.iter().map(|&n| (vec![1; n], 1)).collect()).unwrap()
+        };
+        assert_eq!(parallel_words(&arena(&[10, 10])), PARALLEL_WORDS);
+        assert_eq!(parallel_words(&arena(&[20, 20])), PARALLEL_WORDS / 2);
+        assert_eq!(parallel_words(&arena(&[5, 5])), PARALLEL_WORDS * 2);
+        // A long word does not count; no words, or only empty ones, act as 1 token.
+        assert_eq!(parallel_words(&arena(&[10, LONG_WORD * 40])), PARALLEL_WORDS);
+        assert_eq!(parallel_words(&arena(&[])), PARALLEL_WORDS * 10);
+        assert_eq!(parallel_words(&arena(&[0])), PARALLEL_WORDS * 10);
+    }
+}
