@@ -34,19 +34,22 @@ const AHEAD_WORDS: usize = 8;
 /// tests, so small inputs take many runs and rounds.)
 const FILL_TOKENS: usize = if cfg!(test) { 1 << 12 } else { 1 << 18 };
 
-/// Writes the ranks of words `ids` of `words`, back to back, into `out` (exactly their
-/// length).
-fn fill(words: &SortedWords, ids: std::ops::Range<usize>, out: &mut [Rank], ranks: &[Rank; 256]) {
-    let mut at = 0;
-    for i in ids.clone() {
-        if i + AHEAD_WORDS < ids.end {
-            words.prefetch(i + AHEAD_WORDS);
+/// Writes the ranks of words `ids` of `words` into their places in `run` (which holds
+/// them).
+fn fill(
+    words: &SortedWords,
+    ids: std::ops::Range<u32>,
+    run: &mut WordsMut<'_>,
+    ranks: &[Rank; 256],
+) {
+    for w in ids.clone() {
+        if w as usize + AHEAD_WORDS < ids.end as usize {
+            words.prefetch(w as usize + AHEAD_WORDS);
         }
-        let (word, _) = words.get(i);
-        for (token, &b) in out[at..at + word.len()].iter_mut().zip(word) {
+        let (word, _) = words.get(w as usize);
+        for (token, &b) in run.word_mut(w).iter_mut().zip(word) {
             *token = ranks[usize::from(b)];
         }
-        at += word.len();
     }
 }
 
@@ -73,7 +76,8 @@ impl WordArena {
 
     /// The arena of `words` (bytes, count), each byte as its token `rank(byte)`, in the
     /// same order: no vector of ids per word on the way. The tokens are written on
-    /// `pool`, in runs of about [`FILL_TOKENS`] (the words lie in the list's buffer in
+    /// `pool`, in runs of about [`FILL_TOKENS`] ([`WordArena::even_runs`] cut by
+    /// [`WordArena::runs_mut`]; the words lie in the list's buffer in
     /// counting order, so each is a read at random, and two threads wait for twice as
     /// many at once); four runs per thread at a time, so Ctrl-C is looked for between
     /// those rounds (see [`interrupt`]).
@@ -92,26 +96,17 @@ impl WordArena {
         }
         // Zeroed pages come from the OS untouched, so each is first written (and faulted
         // in) by the thread that fills it.
-        let mut tokens: Vec<Rank> = vec![0; total as usize];
-        let mut runs = Vec::new();
-        let (mut rest, mut first) = (tokens.as_mut_slice(), 0);
-        while first < entries.len() {
-            let (mut end, mut size) = (first, 0);
-            while end < entries.len() && size < FILL_TOKENS {
-                size += entries[end].len as usize;
-                end += 1;
-            }
-            let (run, tail) = std::mem::take(&mut rest).split_at_mut(size);
-            runs.push((first..end, run));
-            (rest, first) = (tail, end);
-        }
+        let mut arena = Self { tokens: vec![0; total as usize], entries };
+        let ids = arena.even_runs((total as usize).div_ceil(FILL_TOKENS));
+        let cuts: Vec<u32> = ids.iter().skip(1).map(|r| r.start).collect();
+        let mut runs: Vec<_> = arena.runs_mut(&cuts).into_iter().zip(ids).collect();
         for round in runs.chunks_mut(4 * pool.current_num_threads()) {
             pool.install(|| {
-                round.par_iter_mut().for_each(|(ids, out)| fill(words, ids.clone(), out, &ranks));
+                round.par_iter_mut().for_each(|(run, ids)| fill(words, ids.clone(), run, &ranks));
             });
-            interrupt::step(round.iter().map(|(_, out)| out.len()).sum())?;
+            interrupt::step(round.iter().map(|(run, _)| run.tokens.len()).sum())?;
         }
-        Ok(Self { tokens, entries })
+        Ok(arena)
     }
 
     /// Word `i`'s length as the merge loop keeps it, if it fits.
