@@ -139,6 +139,31 @@ fn merges_do_not_depend_on_threads_or_batching() {
     }
 }
 
+/// Up to 65,536 tokens the merge loop keeps its words' tokens in 16 bits, above in 32:
+/// both give the same merges (here the corpus runs out of pairs long before either size,
+/// with words of every length, one of them long enough to be merged by position).
+#[test]
+fn merges_do_not_depend_on_the_width_of_token_ids() {
+    let mut docs = corpus();
+    let long: String = (0..700).map(|i| (b'a' + (i * i % 7) as u8) as char).collect();
+    docs.push(format!("{long} {long} {long}"));
+    let run = |vocab_size| {
+        let mut c = counter("cl100k");
+        let all: Vec<Document> =
+            docs.iter().map(|d| Document { data: d.as_bytes(), is_text: true }).collect();
+        c.add_documents(&all, 0, Some(2)).unwrap();
+        let config = TrainConfig { vocab_size, min_frequency: 2, threads: Some(2) };
+        train::train(c, config, None, &[], &mut |_| Ok(())).unwrap()
+    };
+    let narrow = run(65_536);
+    let merges = narrow.vocab().merges();
+    assert!(merges.len() > 1_000 && merges.len() < 65_280, "ran out of pairs: {}", merges.len());
+    // The other words are at most 8 bytes.
+    assert!(narrow.vocab().tokens().iter().any(|t| t.len() > 8), "the long word was merged");
+    assert_eq!(run(65_537).vocab().merges(), merges);
+    assert_eq!(run(1 << 20).vocab().merges(), merges);
+}
+
 #[test]
 fn encoding_roundtrips_any_bytes() {
     let tok = train_docs(&corpus(), 400, 2);

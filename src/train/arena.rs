@@ -6,6 +6,11 @@
 //! A word's start, length and count sit together in one 20-byte entry: a merge visits
 //! words scattered over the arena, and each entry is then one cache line to wait for
 //! instead of three (separate arrays of starts, lengths and counts).
+//!
+//! Tokens are kept as `u16` when every id the run can make is below 65,536 (vocabularies
+//! of up to 65,536 tokens, see [`ArenaToken`]), else as `u32`: a visit then reads half the
+//! bytes, and a word of 20 tokens (multilingual text's mean) fits one cache line more often
+//! than two. Ids go in and come out as [`Rank`].
 
 use rayon::prelude::*;
 
@@ -13,6 +18,46 @@ use super::sorted_words::SortedWords;
 use crate::error::{Error, Result};
 use crate::prefetch::prefetch;
 use crate::{interrupt, Rank};
+
+/// How the arena holds a token id: `u16` or `u32` ([`Rank`]). The merge loop is compiled
+/// for both; `train::train` takes `u16` when its ids cannot pass 65,535.
+pub trait ArenaToken: Copy + Eq + Default + Send + Sync + Into<Rank> + 'static {
+    /// The ids this type holds are those below it.
+    const LIMIT: u64;
+
+    /// `rank` as this type, if it holds it.
+    fn narrow(rank: Rank) -> Option<Self>;
+}
+
+impl ArenaToken for u16 {
+    const LIMIT: u64 = 1 << 16;
+
+    #[inline(always)]
+    fn narrow(rank: Rank) -> Option<Self> {
+        u16::try_from(rank).ok()
+    }
+}
+
+impl ArenaToken for Rank {
+    const LIMIT: u64 = 1 << 32;
+
+    #[inline(always)]
+    fn narrow(rank: Rank) -> Option<Self> {
+        Some(rank)
+    }
+}
+
+/// `rank` as an arena token, or an error naming it and `whose` it is (an id the run's
+/// choice of width should have ruled out).
+fn narrow_or_err<T: ArenaToken>(rank: Rank, whose: impl Fn() -> String) -> Result<T> {
+    T::narrow(rank).ok_or_else(|| {
+        Error::InvalidConfig(format!(
+            "{} is token id {rank}, past the {}-bit ids of the merge loop's words",
+            whose(),
+            T::LIMIT.trailing_zeros()
+        ))
+    })
+}
 
 /// Where a word is, how long it is now, and how often it occurs. Packed to 4-byte
 /// alignment: 20 bytes, not 24.
@@ -36,11 +81,11 @@ const FILL_TOKENS: usize = if cfg!(test) { 1 << 12 } else { 1 << 18 };
 
 /// Writes the ranks of words `ids` of `words` into their places in `run` (which holds
 /// them).
-fn fill(
+fn fill<T: ArenaToken>(
     words: &SortedWords,
     ids: std::ops::Range<u32>,
-    run: &mut WordsMut<'_>,
-    ranks: &[Rank; 256],
+    run: &mut WordsMut<'_, T>,
+    ranks: &[T; 256],
 ) {
     for w in ids.clone() {
         if w as usize + AHEAD_WORDS < ids.end as usize {
@@ -54,22 +99,31 @@ fn fill(
 }
 
 /// Token ids and counts of every distinct word.
-#[derive(Default)]
-pub struct WordArena {
+pub struct WordArena<T = Rank> {
     /// All words' tokens; word `w` occupies `tokens[start..start + len]` of its entry.
-    tokens: Vec<Rank>,
+    tokens: Vec<T>,
     /// Each word's entry.
     entries: Vec<Entry>,
 }
 
-impl WordArena {
+impl<T> Default for WordArena<T> {
+    fn default() -> Self {
+        Self { tokens: Vec::new(), entries: Vec::new() }
+    }
+}
+
+impl<T: ArenaToken> WordArena<T> {
     /// The arena of `words` (token ids, count), in the same order. Each word's own vector
     /// is freed as soon as it is copied.
     pub fn new(words: Vec<(Vec<Rank>, u64)>) -> Result<Self> {
         let total = words.iter().map(|(w, _)| w.len()).sum();
         let mut arena = Self::with_capacity(words.len(), total);
         for (i, (word, count)) in words.into_iter().enumerate() {
-            arena.push(i, count, word.iter().copied())?;
+            let word: Vec<T> = word
+                .iter()
+                .map(|&r| narrow_or_err(r, || format!("a token of word {i}")))
+                .collect::<Result<_>>()?;
+            arena.push(i, count, word.into_iter())?;
         }
         Ok(arena)
     }
@@ -86,7 +140,10 @@ impl WordArena {
         rank: impl Fn(u8) -> Rank,
         pool: &rayon::ThreadPool,
     ) -> Result<Self> {
-        let ranks: [Rank; 256] = std::array::from_fn(|b| rank(b as u8));
+        let mut ranks = [T::default(); 256];
+        for (b, slot) in ranks.iter_mut().enumerate() {
+            *slot = narrow_or_err(rank(b as u8), || format!("byte {b:#04x}"))?;
+        }
         let mut entries = Vec::with_capacity(words.len());
         let mut total = 0u64;
         for (i, (word, count)) in words.iter().enumerate() {
@@ -96,7 +153,7 @@ impl WordArena {
         }
         // Zeroed pages come from the OS untouched, so each is first written (and faulted
         // in) by the thread that fills it.
-        let mut arena = Self { tokens: vec![0; total as usize], entries };
+        let mut arena = Self { tokens: vec![T::default(); total as usize], entries };
         let ids = arena.even_runs((total as usize).div_ceil(FILL_TOKENS));
         let cuts: Vec<u32> = ids.iter().skip(1).map(|r| r.start).collect();
         let mut runs: Vec<_> = arena.runs_mut(&cuts).into_iter().zip(ids).collect();
@@ -124,12 +181,7 @@ impl WordArena {
 
     /// Appends word `i` (its place in the input, for the error), if the merge loop takes
     /// its length.
-    fn push(
-        &mut self,
-        i: usize,
-        count: u64,
-        word: impl ExactSizeIterator<Item = Rank>,
-    ) -> Result<()> {
+    fn push(&mut self, i: usize, count: u64, word: impl ExactSizeIterator<Item = T>) -> Result<()> {
         let len = Self::checked_len(i, word.len())?;
         self.entries.push(Entry { start: self.tokens.len() as u64, count, len });
         self.tokens.extend(word);
@@ -152,7 +204,7 @@ impl WordArena {
 
     /// The tokens of word `w`.
     #[inline]
-    pub fn word(&self, w: u32) -> &[Rank] {
+    pub fn word(&self, w: u32) -> &[T] {
         let Entry { start, len, .. } = self.entries[w as usize];
         &self.tokens[start as usize..start as usize + len as usize]
     }
@@ -161,6 +213,12 @@ impl WordArena {
     #[inline]
     pub fn count(&self, w: u32) -> u64 {
         self.entries[w as usize].count
+    }
+
+    /// The tokens of word `w` as ids.
+    #[cfg(test)]
+    pub fn ranks(&self, w: u32) -> Vec<Rank> {
+        self.word(w).iter().map(|&t| t.into()).collect()
     }
 
     /// `parts` runs of consecutive words with about as many tokens each, as word ranges
@@ -179,7 +237,7 @@ impl WordArena {
     }
 
     /// The whole arena, writable.
-    pub fn all_mut(&mut self) -> WordsMut<'_> {
+    pub fn all_mut(&mut self) -> WordsMut<'_, T> {
         WordsMut { tokens: &mut self.tokens, offset: 0, entries: &mut self.entries, first: 0 }
     }
 
@@ -187,7 +245,7 @@ impl WordArena {
     /// `cuts` (ascending word ids; the first run starts at word 0): words are laid out
     /// in id order, so the runs' tokens do not overlap and each can be rewritten on its
     /// own thread.
-    pub fn runs_mut(&mut self, cuts: &[u32]) -> Vec<WordsMut<'_>> {
+    pub fn runs_mut(&mut self, cuts: &[u32]) -> Vec<WordsMut<'_, T>> {
         assert!(cuts.windows(2).all(|c| c[0] < c[1]), "cuts must ascend");
         let mut runs = Vec::with_capacity(cuts.len() + 1);
         let mut rest = self.all_mut();
@@ -208,9 +266,9 @@ impl WordArena {
 
 /// Consecutive words of an arena, from word `first` on, writable: what one thread
 /// rewrites in place. A merge only shortens a word, so it is rewritten where it lies.
-pub struct WordsMut<'a> {
+pub struct WordsMut<'a, T> {
     /// The tokens from word `first`'s start on.
-    tokens: &'a mut [Rank],
+    tokens: &'a mut [T],
     /// Where `tokens` begins in the arena.
     offset: usize,
     /// The entries of words `first..`.
@@ -218,7 +276,7 @@ pub struct WordsMut<'a> {
     first: u32,
 }
 
-impl WordsMut<'_> {
+impl<T> WordsMut<'_, T> {
     /// How often word `w` occurs.
     #[inline]
     pub fn count(&self, w: u32) -> u64 {
@@ -227,7 +285,7 @@ impl WordsMut<'_> {
 
     /// The tokens of word `w`, to rewrite in place (then [`WordsMut::set_len`]).
     #[inline]
-    pub fn word_mut(&mut self, w: u32) -> &mut [Rank] {
+    pub fn word_mut(&mut self, w: u32) -> &mut [T] {
         let Entry { start, len, .. } = self.entries[(w - self.first) as usize];
         let start = start as usize - self.offset;
         &mut self.tokens[start..start + len as usize]
@@ -272,7 +330,7 @@ mod tests {
     fn even_runs_cover_the_words_by_tokens() {
         let lens = [3, 1, 0, 8, 2, 2, 5, 1, 1, 9, 4];
         let words: Vec<(Vec<Rank>, u64)> = lens.iter().map(|&n| (vec![7; n], 1)).collect();
-        let arena = WordArena::new(words).unwrap();
+        let arena = WordArena::<Rank>::new(words).unwrap();
         for parts in 0..=14 {
             let runs = arena.even_runs(parts);
             assert_eq!(runs[0].start, 0, "{parts}");
@@ -284,15 +342,15 @@ mod tests {
         // 7 and 10 start at tokens 12, 21 and 32).
         assert_eq!(arena.even_runs(2), [0..7, 7..11]);
         assert_eq!(arena.even_runs(3), [0..4, 4..10, 10..11]);
-        assert_eq!(WordArena::default().even_runs(4), vec![0..0]);
-        let one = WordArena::new(vec![(vec![1; 50], 1)]).unwrap();
+        assert_eq!(WordArena::<Rank>::default().even_runs(4), vec![0..0]);
+        let one = WordArena::<Rank>::new(vec![(vec![1; 50], 1)]).unwrap();
         assert_eq!(one.even_runs(4), vec![0..1]);
     }
 
     #[test]
     fn words_keep_their_place_when_shortened() {
         let mut arena =
-            WordArena::new(vec![(vec![1, 2, 3], 5), (vec![], 1), (vec![4, 5], 2)]).unwrap();
+            WordArena::<Rank>::new(vec![(vec![1, 2, 3], 5), (vec![], 1), (vec![4, 5], 2)]).unwrap();
         assert_eq!((0..3).map(|w| arena.count(w)).collect::<Vec<_>>(), [5, 1, 2]);
         assert_eq!(arena.len(), 3);
         let mut all = arena.all_mut();
@@ -307,10 +365,9 @@ mod tests {
         assert_eq!(arena.word(1), [] as [Rank; 0]);
         assert_eq!(arena.word(2), [4, 5]);
         let words = SortedWords::of(&[(b"ab".to_vec(), 3), (vec![], 4)]);
-        let bytes =
-            WordArena::of_bytes(&words, |b| 300 + u32::from(b), &crate::parallel::pool(Some(2)))
-                .unwrap();
-        assert_eq!(bytes.word(1), [397, 398]);
+        let pool = crate::parallel::pool(Some(2));
+        let bytes = WordArena::<u16>::of_bytes(&words, |b| 300 + u32::from(b), &pool).unwrap();
+        assert_eq!(bytes.ranks(1), [397, 398]);
         assert_eq!((bytes.count(0), bytes.count(1), bytes.len()), (4, 3, 2));
     }
 
@@ -333,21 +390,47 @@ mod tests {
         assert!(sorted.total_bytes() > 24 * FILL_TOKENS, "rounds of runs on 3 threads");
         let rank = |b: u8| 1000 + u32::from(b);
         for threads in [1, 2, 3] {
-            let arena =
-                WordArena::of_bytes(&sorted, rank, &crate::parallel::pool(Some(threads))).unwrap();
-            assert_eq!(arena.len(), sorted.len());
+            let pool = crate::parallel::pool(Some(threads));
+            let narrow = WordArena::<u16>::of_bytes(&sorted, rank, &pool).unwrap();
+            let wide = WordArena::<Rank>::of_bytes(&sorted, rank, &pool).unwrap();
+            assert_eq!((narrow.len(), wide.len()), (sorted.len(), sorted.len()));
             for (w, (bytes, count)) in sorted.iter().enumerate() {
                 let want: Vec<Rank> = bytes.iter().map(|&b| rank(b)).collect();
-                assert_eq!((arena.word(w as u32), arena.count(w as u32)), (&want[..], count));
+                let w = w as u32;
+                assert_eq!((narrow.ranks(w), narrow.count(w)), (want.clone(), count));
+                assert_eq!((wide.ranks(w), wide.count(w)), (want, count));
             }
         }
+    }
+
+    /// An id past 65,535 is refused by a `u16` arena, with what holds it, never cut to
+    /// 16 bits; a `u32` one takes it.
+    #[test]
+    fn ids_past_the_token_width_are_refused() {
+        let words = vec![(vec![7, 65_535], 2), (vec![3, 65_536, 4], 1)];
+        let err = WordArena::<u16>::new(words.clone()).err().expect("refused");
+        assert_eq!(
+            err.to_string(),
+            Error::InvalidConfig(
+                "a token of word 1 is token id 65536, past the 16-bit ids of the merge loop's \
+                 words"
+                    .into()
+            )
+            .to_string()
+        );
+        let wide = WordArena::<Rank>::new(words).unwrap();
+        assert_eq!(wide.ranks(1), [3, 65_536, 4]);
+        let sorted = SortedWords::of(&[(b"ab".to_vec(), 1)]);
+        let pool = crate::parallel::pool(Some(1));
+        let err = WordArena::<u16>::of_bytes(&sorted, |b| 65_500 + u32::from(b), &pool).err();
+        assert!(err.expect("refused").to_string().contains("byte 0x24 is token id 65536"));
     }
 
     /// Runs cover their own words only, and write where the whole arena reads.
     #[test]
     fn runs_split_at_their_first_words() {
         let words = (0..6).map(|i| (vec![i; i as usize], u64::from(i) + 10)).collect();
-        let mut arena = WordArena::new(words).unwrap();
+        let mut arena = WordArena::<Rank>::new(words).unwrap();
         let mut runs = arena.runs_mut(&[2, 5]);
         assert_eq!(runs.len(), 3);
         for (run, words) in runs.iter_mut().zip([0..2, 2..5, 5..6]) {
@@ -368,7 +451,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "lengthened")]
     fn a_longer_word_is_refused() {
-        let mut arena = WordArena::new(vec![(vec![1], 1)]).unwrap();
+        let mut arena = WordArena::<Rank>::new(vec![(vec![1], 1)]).unwrap();
         arena.all_mut().set_len(0, 2);
     }
 }

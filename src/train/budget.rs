@@ -150,7 +150,7 @@ const fn hand_over(len: u64) -> u64 {
 }
 
 /// A word in the merge loop (`arena.rs`, `pairs.rs`, `pair_ids.rs`, `candidate.rs`,
-/// `long.rs`): its arena entry and 4 bytes per token; up to `len - 1` occurrence-list
+/// `long.rs`): its arena entry and 4 bytes per token (at most); up to `len - 1` occurrence-list
 /// entries (one per distinct pair in it, [`LIST_BYTES`] each); its share of the distinct
 /// pairs ([`PAIR_BYTES`] each): at most `len - 1`, allowed [`PAIRS_PER_WORD`]; and a long
 /// word's index by position ([`LONG_TOKEN`] per token).
@@ -180,7 +180,8 @@ const fn max(a: u64, b: u64) -> u64 {
 const SORTED_ENTRY: u64 = super::sorted_words::ENTRY_BYTES;
 
 /// A `WordArena` entry (start, count, length, packed); its tokens are 4 bytes each in one
-/// vector, both allocated at their exact sizes.
+/// vector (2 when every id fits 16 bits, which counting does not know: the estimate
+/// takes the wider), both allocated at their exact sizes.
 const ARENA_ENTRY: u64 = super::arena::ENTRY_BYTES;
 
 /// Under a warm start, a word's `(Vec<u32>, u64)` in the list of encoded words (its ids'

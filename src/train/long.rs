@@ -16,7 +16,7 @@
 
 use ahash::AHashMap;
 
-use super::arena::WordArena;
+use super::arena::{ArenaToken, WordArena};
 use super::rewrite::Pair;
 use crate::Rank;
 
@@ -78,11 +78,11 @@ pub struct LongWords {
 impl LongWords {
     /// The long words of `words`, indexed. The arena keeps its copy, which the merge
     /// loop no longer rewrites (see `contains`).
-    pub fn of(words: &WordArena) -> Self {
+    pub fn of<T: ArenaToken>(words: &WordArena<T>) -> Self {
         let mut long = AHashMap::new();
         let mut is_long = Vec::new();
         for w in (0..words.len() as u32).filter(|&w| words.word(w).len() >= LONG_WORD) {
-            let tokens: Vec<Rank> = words.word(w).to_vec();
+            let tokens: Vec<Rank> = words.word(w).iter().map(|&t| t.into()).collect();
             let n = tokens.len() as u32;
             let next = (1..=n).map(|i| if i == n { NONE } else { i }).collect();
             let prev = (0..n).map(|i| if i == 0 { NONE } else { i - 1 }).collect();
@@ -112,10 +112,10 @@ impl LongWords {
 
     /// Replaces `pair` by `token` in the long words among `word_ids`, and returns the
     /// count changes and the (pair, word) of every pair the merge creates.
-    pub fn merge(
+    pub fn merge<T: ArenaToken>(
         &mut self,
         word_ids: &[u32],
-        counts: &WordArena,
+        counts: &WordArena<T>,
         pair: Pair,
         token: Rank,
     ) -> NetChanges {

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::arena::WordArena;
+use super::arena::{ArenaToken, WordArena};
 use super::candidate::{Candidate, Candidates, Order};
 use super::long::{LongWords, LONG_WORD};
 use super::order::ByteOrder;
@@ -57,9 +57,9 @@ pub type Observer<'a> = dyn FnMut(Progress<'_>) -> Result<()> + 'a;
 const REPORT_EVERY: Duration = Duration::from_millis(100);
 
 /// The state of a training run.
-struct Merger {
+struct Merger<T> {
     /// Each distinct word as token ids, rewritten in place (but the long ones).
-    words: WordArena,
+    words: WordArena<T>,
     /// The words of `LONG_WORD` tokens or more, merged by position (`long.rs`).
     long: LongWords,
     /// The tokens so far.
@@ -91,13 +91,14 @@ struct Merger {
 type PairId = (Pair, u32);
 
 /// Trains on `words` (token ids of `growth`, count), growing `growth`. Returns it grown
-/// and the merge log of the new merges.
+/// and the merge log of the new merges. A new token's id must fit the words' `T` (an
+/// error if not: the caller chooses `T` for the ids the run can make).
 ///
 /// `replay` is a merge log from an earlier run on the same words (a resumed run): its
 /// merges are recomputed and must match record for record, then training goes on. Only
 /// merges past `replay` are reported as new.
-pub fn train(
-    words: WordArena,
+pub fn train<T: ArenaToken>(
+    words: WordArena<T>,
     growth: Tokens,
     stop: StopRule,
     replay: &[MergeRecord],
@@ -124,6 +125,13 @@ pub fn train(
             Error::Corrupt(format!("the words hold ids {pair:?}, which are not both tokens"))
         })?;
         let token = joined.token;
+        if u64::from(token) >= T::LIMIT {
+            return Err(Error::InvalidConfig(format!(
+                "merge {} makes token id {token}, past the {}-bit ids this run's words hold",
+                merges.len(),
+                T::LIMIT.trailing_zeros()
+            )));
+        }
         if joined.is_new {
             merger.order.add(token, &merger.growth);
         }
@@ -158,8 +166,8 @@ pub fn train(
     Ok((merger.growth, merges))
 }
 
-impl Merger {
-    fn new(words: WordArena, growth: Tokens, threads: usize, min_frequency: u64) -> Self {
+impl<T: ArenaToken> Merger<T> {
+    fn new(words: WordArena<T>, growth: Tokens, threads: usize, min_frequency: u64) -> Self {
         let order = ByteOrder::of(&growth);
         let parallel_words = parallel_words(&words);
         Self {
@@ -433,7 +441,7 @@ const PARALLEL_WORDS: usize = 32768;
 /// of [`PARALLEL_WORDS_LEN`] tokens on average, fewer for longer words (each costs more to
 /// rewrite, so a hand-off pays sooner), more for shorter ones. The long words are merged
 /// apart and left out of the mean (a few huge ones would skew it).
-fn parallel_words(words: &WordArena) -> usize {
+fn parallel_words<T: ArenaToken>(words: &WordArena<T>) -> usize {
     let mean = words.mean_len_below(LONG_WORD).max(1.0);
     (PARALLEL_WORDS as f64 * PARALLEL_WORDS_LEN / mean) as usize
 }
@@ -445,11 +453,38 @@ const PARALLEL_WORDS_LEN: f64 = 10.0;
 mod tests {
     use super::*;
 
+    /// A token id past what the words' `T` holds stops training with an error (the
+    /// caller's choice of width rules it out): never an id cut to 16 bits.
+    #[test]
+    fn a_token_past_the_arena_width_is_an_error() {
+        // 65,535 ids (65,279 of them three-byte filler tokens): the first merge takes id
+        // 65,535, the last a u16 holds; the second would take 65,536.
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        tokens.extend((0..65_279u32).map(|i| vec![0xFF, (i >> 8) as u8, i as u8]));
+        let vocab = crate::vocab::Vocab::from_tokens(tokens, Vec::new()).unwrap();
+        let words = || WordArena::<u16>::new(vec![(vec![1, 2, 3], 5)]).unwrap();
+        let stop = |new_tokens| StopRule {
+            new_tokens,
+            min_frequency: 1,
+            threads: Some(1),
+            spare_memory: false,
+        };
+        let (_, one) = train(words(), vocab.growth(&[]), stop(1), &[], &mut |_| Ok(())).unwrap();
+        assert_eq!(one.iter().map(|m| m.token).collect::<Vec<_>>(), [65_535]);
+        let two = train(words(), vocab.growth(&[]), stop(2), &[], &mut |_| Ok(()));
+        let err = two.expect_err("refused").to_string();
+        assert!(err.contains("merge 1 makes token id 65536, past the 16-bit ids"), "{err}");
+        // The same run on 32-bit ids goes on.
+        let wide = WordArena::<Rank>::new(vec![(vec![1, 2, 3], 5)]).unwrap();
+        let (_, two) = train(wide, vocab.growth(&[]), stop(2), &[], &mut |_| Ok(())).unwrap();
+        assert_eq!(two.iter().map(|m| m.token).collect::<Vec<_>>(), [65_535, 65_536]);
+    }
+
     /// The threshold follows the mean length of the words below `LONG_WORD` tokens.
     #[test]
     fn longer_words_go_parallel_sooner() {
         let arena = |lens: &[usize]| {
-            WordArena::new(lens.iter().map(|&n| (vec![1; n], 1)).collect()).unwrap()
+            WordArena::<Rank>::new(lens.iter().map(|&n| (vec![1; n], 1)).collect()).unwrap()
         };
         assert_eq!(parallel_words(&arena(&[10, 10])), PARALLEL_WORDS);
         assert_eq!(parallel_words(&arena(&[20, 20])), PARALLEL_WORDS / 2);

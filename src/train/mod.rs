@@ -1,15 +1,15 @@
 //! Training: count words ([`counter`]), then merge pairs ([`merge`]).
 //!
 //! Counting: `words.rs` splits a segment into words, `table.rs` holds their counts (in
-//! shards, each a `pieces.rs` table, hashed by `word_hash.rs`, with `hot.rs` in front
-//! for frequent short words) and hands them over as
-//! `sorted_words.rs`, `snapshot.rs` serializes the table (`varint.rs` is
-//! the length encoding both use), `prune.rs` and [`budget`] keep it inside a memory
-//! limit, [`feed`] counts straight from a file reader. Merging: [`merge`] is the loop,
-//! `candidate.rs` its heap (the tie-break rule), `order.rs` the tokens' byte-order labels the heap compares, `arena.rs` its words, `pairs.rs` its
-//! pair counts and occurrence lists, `rewrite.rs` the word rewriting of one merge,
-//! `long.rs` the same for long words, by position; [`warm`] starts from an existing
-//! tokenizer.
+//! shards, each a `pieces.rs` table, hashed by `word_hash.rs`, with `hot.rs` in front for
+//! frequent short words) and hands them over as `sorted_words.rs`, `snapshot.rs`
+//! serializes the table (`varint.rs` is the length encoding both use), `prune.rs` and
+//! [`budget`] keep it inside a memory limit, [`feed`] counts straight from a file reader.
+//! Merging: [`merge`] is the loop, `candidate.rs` its heap (the tie-break rule),
+//! `order.rs` the tokens' byte-order labels the heap compares, `arena.rs` its words
+//! (16-bit tokens when the run's ids allow), `pairs.rs` its pair counts and occurrence
+//! lists, `rewrite.rs` the word rewriting of one merge, `long.rs` the same for long
+//! words, by position; [`warm`] starts from an existing tokenizer.
 
 mod arena;
 pub mod batch;
@@ -45,6 +45,7 @@ use crate::error::{Error, Result};
 use crate::tokenizer::Tokenizer;
 use crate::vocab::{MergeRecord, Vocab};
 use crate::Rank;
+use arena::ArenaToken;
 
 /// What to train towards.
 #[derive(Debug, Clone, Copy)]
@@ -141,8 +142,15 @@ pub fn train(
         // merge loop allocates its own (docs/design.md, "Memory budget").
         budget::release_free_memory();
     }
-    let words = warm::segment(words, start.vocab(), config.threads)?;
     let growth = start.vocab().growth(&start.special_ids());
-    let (growth, merges) = merge::train(words, growth, stop, replay, observe)?;
+    let (vocab, threads) = (start.vocab(), config.threads);
+    // Two bytes a token in the loop's words when no id of this run can pass 65,535.
+    let (growth, merges) = if growth.id_bound(stop.new_tokens) <= <u16 as ArenaToken>::LIMIT {
+        let words = warm::segment::<u16>(words, vocab, threads)?;
+        merge::train(words, growth, stop, replay, observe)?
+    } else {
+        let words = warm::segment::<Rank>(words, vocab, threads)?;
+        merge::train(words, growth, stop, replay, observe)?
+    };
     warm::with_specials(start, growth.finish(merges)?, &new_specials)
 }

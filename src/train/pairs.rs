@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use smallvec::SmallVec;
 
-use super::arena::WordArena;
+use super::arena::{ArenaToken, WordArena};
 use super::pair_ids::PairIds;
 use super::rewrite::Pair;
 use crate::error::Error;
@@ -119,8 +119,8 @@ impl PairIndex {
     /// The index of every pair in `words[range]`: each occurrence counted with its word's
     /// count, each word listed once per pair, in word order. `tick` runs every 4,096 words;
     /// its error stops the count.
-    pub fn of_words(
-        words: &WordArena,
+    pub fn of_words<T: ArenaToken>(
+        words: &WordArena<T>,
         range: Range<u32>,
         tick: &mut dyn FnMut() -> Result<(), Error>,
     ) -> Result<Self, Halt> {
@@ -131,7 +131,7 @@ impl PairIndex {
         for w in range {
             let n = words.count(w);
             for (i, pair) in words.word(w).windows(2).enumerate() {
-                let pair = (pair[0], pair[1]);
+                let pair = (pair[0].into(), pair[1].into());
                 let id = match seen.get(i) {
                     Some(&(p, id)) if p == pair => id,
                     _ => {
@@ -323,7 +323,7 @@ mod tests {
                 ((0..len).map(|_| rng.below(6) as u32).collect(), 1 + rng.below(4) as u64)
             })
             .collect();
-        let arena = WordArena::new(words).unwrap();
+        let arena = WordArena::<crate::Rank>::new(words).unwrap();
         let all = |index: &PairIndex| {
             let mut pairs: Vec<(Pair, u64, Vec<u32>)> = (index.ids.iter())
                 .map(|(p, id)| (p, index.count(id), index.words[id as usize].to_vec()))
@@ -347,7 +347,8 @@ mod tests {
         // A tick's error stops the count; so does a count past u64, naming the pair.
         let stopped = PairIndex::of_words(&arena, 0..n, &mut || Err(Error::Interrupted));
         assert!(matches!(stopped, Err(Halt::Stopped(Error::Interrupted))));
-        let big = WordArena::new(vec![(vec![1, 2], u64::MAX), (vec![1, 2], 1)]).unwrap();
+        let big =
+            WordArena::<crate::Rank>::new(vec![(vec![1, 2], u64::MAX), (vec![1, 2], 1)]).unwrap();
         let over = PairIndex::of_words(&big, 0..2, &mut || Ok(()));
         assert!(matches!(over, Err(Halt::Overflow((1, 2)))));
         let mut first = PairIndex::of_words(&big, 0..1, &mut || Ok(())).unwrap();

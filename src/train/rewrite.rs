@@ -6,7 +6,7 @@
 //! of a large merge can be rewritten on several threads; the caller applies each run's
 //! count changes in word order.
 
-use super::arena::WordsMut;
+use super::arena::{ArenaToken, WordsMut};
 use crate::Rank;
 
 /// Two adjacent token ids.
@@ -32,8 +32,10 @@ const AHEAD: usize = 8;
 /// Rewrites the words `word_ids` of `words` in place with `pair` replaced by `token`,
 /// recording the changes in `out` (cleared first). Words that no longer hold the pair,
 /// and words `skip` names (the long ones, merged elsewhere), are left as they are.
-pub fn rewrite(
-    words: &mut WordsMut<'_>,
+/// `pair` is two tokens of the words and `token` must fit the arena's ids (the merge loop
+/// checks it): otherwise this panics.
+pub fn rewrite<T: ArenaToken>(
+    words: &mut WordsMut<'_, T>,
     word_ids: &[u32],
     skip: impl Fn(u32) -> bool,
     pair: Pair,
@@ -43,6 +45,8 @@ pub fn rewrite(
     out.merged = 0;
     out.lost.clear();
     out.gained.clear();
+    let fit = |id: Rank| T::narrow(id).expect("a merge's ids fit the arena's");
+    let (narrow, token) = ((fit(pair.0), fit(pair.1)), fit(token));
     for (i, &w) in word_ids.iter().enumerate() {
         // Each visit waits on memory (the word's entry, then its tokens) more than it
         // computes: fetch both a few words ahead.
@@ -59,10 +63,10 @@ pub fn rewrite(
         let word = words.word_mut(w);
         // Many words listed for a pair no longer hold it (an earlier merge took it): a
         // plain scan answers for them without writing anything.
-        let Some(first) = word.windows(2).position(|p| p[0] == pair.0 && p[1] == pair.1) else {
+        let Some(first) = word.windows(2).position(|p| p[0] == narrow.0 && p[1] == narrow.1) else {
             continue;
         };
-        let len = replace_from(word, first, (w, n), pair, token, out);
+        let len = replace_from(word, first, (w, n), narrow, token, out);
         out.merged += n * (word.len() - len) as u64;
         words.set_len(w, len);
     }
@@ -76,12 +80,12 @@ pub fn rewrite(
 /// Tokens are written at `write` while read at `i >= write`, and an old pair is read
 /// before anything is written over it: the token before `i` is still the old one, since
 /// either nothing merged yet (it was copied onto itself) or `write < i` (not yet written).
-fn replace_from(
-    word: &mut [Rank],
+fn replace_from<T: ArenaToken>(
+    word: &mut [T],
     first: usize,
     (w, n): (u32, u64),
-    pair: Pair,
-    token: Rank,
+    pair: (T, T),
+    token: T,
     out: &mut Rewritten,
 ) -> usize {
     // Old positions before `merged_until` are merged up to there (so the pair ending at
@@ -91,15 +95,15 @@ fn replace_from(
     while i < word.len() {
         if i + 1 < word.len() && word[i] == pair.0 && word[i + 1] == pair.1 {
             if i > 0 && merged_until != i {
-                out.lost.push(((word[i - 1], word[i]), n));
+                out.lost.push(((word[i - 1].into(), word[i].into()), n));
             }
             if i + 2 < word.len() {
-                out.lost.push(((word[i + 1], word[i + 2]), n));
+                out.lost.push(((word[i + 1].into(), word[i + 2].into()), n));
             }
             // The pair this token makes with the one before it (the one after comes
             // with the next token written).
             if write > 0 {
-                out.gained.push(((word[write - 1], token), w));
+                out.gained.push(((word[write - 1].into(), token.into()), w));
             }
             word[write] = token;
             merged_until = i + 2;
@@ -107,7 +111,7 @@ fn replace_from(
             i += 2;
         } else {
             if last_merged {
-                out.gained.push(((token, word[i]), w));
+                out.gained.push(((token.into(), word[i].into()), w));
             }
             word[write] = word[i];
             last_merged = false;
@@ -123,38 +127,63 @@ mod tests {
     use super::*;
     use crate::train::arena::WordArena;
 
+    /// Each test runs on both widths of arena token, with ids near the top of `u16`'s.
+    const HIGH: Rank = 65_000;
+
+    fn high(words: &[(Vec<Rank>, u64)]) -> Vec<(Vec<Rank>, u64)> {
+        words.iter().map(|(w, n)| (w.iter().map(|&t| HIGH + t).collect(), *n)).collect()
+    }
+
+    fn high_pairs<const N: usize>(pairs: [Pair; N]) -> [Pair; N] {
+        pairs.map(|(a, b)| (HIGH + a, HIGH + b))
+    }
+
     #[test]
     fn overlapping_occurrences_merge_left_to_right() {
-        let words = vec![(vec![1, 1, 1, 2], 1), (vec![3, 4], 2), (vec![2, 1, 1], 3)];
-        let mut arena = WordArena::new(words).unwrap();
+        overlapping_occurrences::<u16>();
+        overlapping_occurrences::<Rank>();
+    }
+
+    fn overlapping_occurrences<T: ArenaToken>() {
+        let words = high(&[(vec![1, 1, 1, 2], 1), (vec![3, 4], 2), (vec![2, 1, 1], 3)]);
+        let mut arena = WordArena::<T>::new(words).unwrap();
         let mut out = Rewritten::default();
-        rewrite(&mut arena.all_mut(), &[0, 1, 2], |_| false, (1, 1), 9, &mut out);
-        assert_eq!(arena.word(0), [9, 1, 2]);
-        assert_eq!(arena.word(1), [3, 4]);
-        assert_eq!(arena.word(2), [2, 9]);
+        let (pair, token) = ((HIGH + 1, HIGH + 1), HIGH + 9);
+        rewrite(&mut arena.all_mut(), &[0, 1, 2], |_| false, pair, token, &mut out);
+        assert_eq!(arena.ranks(0), [9, 1, 2].map(|t| HIGH + t));
+        assert_eq!(arena.ranks(1), [3, 4].map(|t| HIGH + t));
+        assert_eq!(arena.ranks(2), [2, 9].map(|t| HIGH + t));
         assert_eq!(out.merged, 1 + 3);
         // Word 0 loses the (1, 1) at 1 (the one at 0 is merged: not listed), not (1, 2).
-        assert_eq!(out.lost, [((1, 1), 1), ((2, 1), 3)]);
-        assert_eq!(out.gained, [((9, 1), 0), ((2, 9), 2)]);
+        let lost: Vec<_> = high_pairs([(1, 1), (2, 1)]).into_iter().zip([1, 3]).collect();
+        assert_eq!(out.lost, lost);
+        let gained: Vec<_> = high_pairs([(9, 1), (2, 9)]).into_iter().zip([0, 2]).collect();
+        assert_eq!(out.gained, gained);
     }
 
     /// In place, a merged token lands where the old tokens before it were already moved
     /// left: each lost and gained pair must still be read from the old word.
     #[test]
     fn rewriting_in_place_reads_the_old_tokens() {
-        let words = vec![(vec![5, 1, 2, 1, 2, 7, 1, 2, 1, 2], 1)];
-        let mut arena = WordArena::new(words).unwrap();
+        in_place::<u16>();
+        in_place::<Rank>();
+    }
+
+    fn in_place<T: ArenaToken>() {
+        let words = high(&[(vec![5, 1, 2, 1, 2, 7, 1, 2, 1, 2], 1)]);
+        let mut arena = WordArena::<T>::new(words).unwrap();
         let mut out = Rewritten::default();
-        rewrite(&mut arena.all_mut(), &[0], |_| false, (1, 2), 9, &mut out);
-        assert_eq!(arena.word(0), [5, 9, 9, 7, 9, 9]);
+        rewrite(&mut arena.all_mut(), &[0], |_| false, (HIGH + 1, HIGH + 2), HIGH + 9, &mut out);
+        let merged = [5, 9, 9, 7, 9, 9].map(|t| HIGH + t);
+        assert_eq!(arena.ranks(0), merged);
         assert_eq!(out.merged, 4);
-        let lost = [(5, 1), (2, 1), (2, 7), (7, 1), (2, 1)].map(|p| (p, 1));
+        let lost = high_pairs([(5, 1), (2, 1), (2, 7), (7, 1), (2, 1)]).map(|p| (p, 1));
         assert_eq!(out.lost, lost);
-        let gained = [(5, 9), (9, 9), (9, 7), (7, 9), (9, 9)].map(|p| (p, 0));
+        let gained = high_pairs([(5, 9), (9, 9), (9, 7), (7, 9), (9, 9)]).map(|p| (p, 0));
         assert_eq!(out.gained, gained);
         // A skipped word is left alone.
-        rewrite(&mut arena.all_mut(), &[0], |_| true, (9, 9), 10, &mut out);
-        assert_eq!(arena.word(0), [5, 9, 9, 7, 9, 9]);
+        rewrite(&mut arena.all_mut(), &[0], |_| true, (HIGH + 9, HIGH + 9), HIGH + 10, &mut out);
+        assert_eq!(arena.ranks(0), merged);
         assert_eq!((out.merged, out.lost.len(), out.gained.len()), (0, 0, 0));
     }
 }

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use super::arena::WordArena;
+use super::arena::{ArenaToken, WordArena};
 use super::sorted_words::SortedWords;
 use crate::encode::encode_piece;
 use crate::error::{Error, Result};
@@ -32,7 +32,11 @@ pub const ENCODED_ENTRY: u64 = std::mem::size_of::<(Vec<Rank>, u64)>() as u64;
 /// short). A stopped call keeps nothing: merging has not started, and the counts are the
 /// caller's (the store's). The result does not depend on the rounds: each word is
 /// encoded alone.
-pub fn segment(words: SortedWords, vocab: &Vocab, threads: Option<usize>) -> Result<WordArena> {
+pub fn segment<T: ArenaToken>(
+    words: SortedWords,
+    vocab: &Vocab,
+    threads: Option<usize>,
+) -> Result<WordArena<T>> {
     // On the project's pool, never Rayon's global one (see `parallel`).
     let pool = parallel::pool(threads);
     if vocab.n_tokens() == 256 {
@@ -186,12 +190,15 @@ mod tests {
     #[test]
     fn segmenting_encodes_each_word_in_order() {
         let (words, vocab) = words_and_vocab(3 * FIRST_ROUND_BYTES + 24);
-        let got = segment(words.clone(), &vocab, None).unwrap();
-        assert_eq!(got.len(), words.len());
+        let wide = segment::<Rank>(words.clone(), &vocab, None).unwrap();
+        let narrow = segment::<u16>(words.clone(), &vocab, None).unwrap();
+        assert_eq!((wide.len(), narrow.len()), (words.len(), words.len()));
         for (w, (bytes, n)) in words.iter().enumerate() {
             let mut want = Vec::new();
             encode_piece(&vocab, bytes, &mut want);
-            assert_eq!((got.word(w as u32), got.count(w as u32)), (&want[..], n));
+            let w = w as u32;
+            assert_eq!((wide.word(w), wide.count(w)), (&want[..], n));
+            assert_eq!((narrow.ranks(w), narrow.count(w)), (want, n));
         }
     }
 
@@ -201,15 +208,15 @@ mod tests {
         // clock waits for): the check runs and stops the call.
         let (words, vocab) = words_and_vocab(2 * FIRST_ROUND_BYTES);
         assert_eq!(
-            interrupt::with_check(stop, || segment(words.clone(), &vocab, None)).err(),
+            interrupt::with_check(stop, || segment::<u16>(words.clone(), &vocab, None)).err(),
             Some(Error::Interrupted)
         );
         let bytes = Vocab::bytes_only();
         assert_eq!(
-            interrupt::with_check(stop, || segment(words.clone(), &bytes, None)).err(),
+            interrupt::with_check(stop, || segment::<Rank>(words.clone(), &bytes, None)).err(),
             Some(Error::Interrupted)
         );
         let n = words.len();
-        assert_eq!(segment(words, &bytes, None).map(|w| w.len()).ok(), Some(n));
+        assert_eq!(segment::<u16>(words, &bytes, None).map(|w| w.len()).ok(), Some(n));
     }
 }

@@ -94,6 +94,13 @@ impl<T: TokenBytes> Growth<T> {
         self.tokens.is_empty()
     }
 
+    /// Every id in use, and every id `new` more tokens can take, is below this: new ids
+    /// come after the last one, skipping the reserved ids there.
+    pub fn id_bound(&self, new: usize) -> u64 {
+        let skipped = self.reserved.iter().filter(|&&r| r as usize >= self.tokens.len()).count();
+        (self.tokens.len() + new + skipped) as u64
+    }
+
     /// The bytes of token `id`; None for a hole or an id past the end.
     pub fn token(&self, id: Rank) -> Option<&[u8]> {
         let bytes: &[u8] = self.tokens.get(id as usize)?.borrow();

@@ -374,6 +374,27 @@ mod tests {
         MergeRecord { left, right, token, count: 1 }
     }
 
+    /// `id_bound` bounds every id a growth holds and every id its next tokens take,
+    /// reserved ids past the end included, and is tight when none are reserved.
+    #[test]
+    fn id_bound_covers_the_ids_new_tokens_take() {
+        let a = b'a' as Rank;
+        let v = Vocab::from_merges(vec![m(a, a, 256)], &[]).unwrap();
+        for reserved in [&[][..], &[3, 258, 259, 400], &[257, 256]] {
+            let mut growth: Growth = v.growth(reserved);
+            let bound = growth.id_bound(5);
+            // "aa" + "a", then that + "a": five new tokens.
+            let mut last = 256;
+            for _ in 0..5 {
+                last = growth.join(last, a).unwrap().token;
+            }
+            assert!(u64::from(last) < bound, "{reserved:?}: {last} < {bound}");
+            if reserved.is_empty() {
+                assert_eq!(u64::from(last) + 1, bound);
+            }
+        }
+    }
+
     #[test]
     fn replays_and_reuses_duplicate_bytes() {
         let a = b'a' as Rank;
