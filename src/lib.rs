@@ -10,6 +10,7 @@
 pub mod document;
 pub mod error;
 pub mod hash_parts;
+pub mod helpers;
 pub mod parallel;
 pub mod prefetch;
 pub mod utf8;

@@ -170,17 +170,19 @@ def test_large_mixed_corpus(pattern: str) -> None:
 
 # Merges touching at least this many distinct words rewrite them in parallel chunks
 # (src/train/merge.rs); below it, sequentially.
-PARALLEL_WORDS = 32_768
+PARALLEL_WORDS = 2_048
 MERGE_RS = Path(__file__).resolve().parent.parent / "src" / "train" / "merge.rs"
 
 
 @functools.cache
 def parallel_rewrite_docs() -> tuple[str, ...]:
     """34,000 distinct words " aaa" + b or c + 3 letters (every third one twice). The
-    first three merges, (a, a) then " aa" and " aaa", touch every word (in parallel); the
-    next two, " aaab" and " aaac", ~17,000 each, through the pair counts and word lists
-    the parallel merges left (a word missing from them would leave a count behind, merged
-    again at once)."""
+    first three merges, (a, a) then " aa" and " aaa", touch every word; the next two,
+    " aaab" and " aaac", ~17,000 each, through the pair counts and word lists the earlier
+    parallel merges left (a word missing from them would leave a count behind, merged
+    again at once). All five are past the threshold (PARALLEL_WORDS words of 10 tokens,
+    about 2,300 of these 9), so they run in parallel chunks; the later ones, on a few
+    hundred words each, on one thread."""
     letters = "defghijklmnopqrstuvwxyzABC"
     words = []
     for i in range(34_000):

@@ -12,8 +12,6 @@ use std::cmp::Ordering;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
-
 use super::arena::{ArenaToken, WordArena};
 use super::candidate::{Candidate, Candidates, Order};
 use super::long::{LongWords, LONG_WORD};
@@ -21,6 +19,7 @@ use super::order::ByteOrder;
 use super::pairs::{Halt, NearIds, PairIndex, Side};
 use super::rewrite::{rewrite, Pair, Rewritten};
 use crate::error::{Error, Result};
+use crate::helpers::{with_helpers, Helpers};
 use crate::parallel;
 use crate::vocab::MergeRecord;
 use crate::Rank;
@@ -110,6 +109,22 @@ pub fn train<T: ArenaToken>(
     let parts = if stop.spare_memory { threads } else { 1 };
     merger.count_pairs(parts, &mut |created| observe(Progress { created, new_merges: &[] }))?;
     merger.long = LongWords::of(&merger.words);
+    // The merge loop stays on this thread (it reports progress and looks for Ctrl-C);
+    // large merges share their rewrites with the helpers.
+    let helpers = threads.max(1) - 1;
+    let merges =
+        with_helpers(helpers, |helpers| merge_all(&mut merger, stop, replay, observe, helpers))?;
+    Ok((merger.growth, merges))
+}
+
+/// The merges of a run whose pairs are counted, in order, until `stop`.
+fn merge_all<T: ArenaToken>(
+    merger: &mut Merger<T>,
+    stop: StopRule,
+    replay: &[MergeRecord],
+    observe: &mut Observer<'_>,
+    helpers: &Helpers<'_>,
+) -> Result<Vec<MergeRecord>> {
     let mut merges = Vec::new();
     let mut created = 0;
     let mut reported = replay.len();
@@ -135,7 +150,7 @@ pub fn train<T: ArenaToken>(
         if joined.is_new {
             merger.order.add(token, &merger.growth);
         }
-        merger.merge(pair, id, token)?;
+        merger.merge(pair, id, token, helpers)?;
         created += usize::from(joined.is_new);
         let record = MergeRecord { left: pair.0, right: pair.1, token, count };
         if let Some(expected) = replay.get(merges.len()) {
@@ -163,7 +178,7 @@ pub fn train<T: ArenaToken>(
         )));
     }
     observe(Progress { created, new_merges: &merges[reported.min(merges.len())..] })?;
-    Ok((merger.growth, merges))
+    Ok(merges)
 }
 
 impl<T: ArenaToken> Merger<T> {
@@ -298,7 +313,13 @@ impl<T: ArenaToken> Merger<T> {
     /// most words); the chunks' results are applied in word order, so the result is the
     /// same for any thread count. All losses are applied before any gain, so a count
     /// passes u64 during the gains only if its final value does.
-    fn merge(&mut self, pair: Pair, merged_id: u32, token: Rank) -> Result<()> {
+    fn merge(
+        &mut self,
+        pair: Pair,
+        merged_id: u32,
+        token: Rank,
+        helpers: &Helpers<'_>,
+    ) -> Result<()> {
         self.near.forget();
         let mut word_ids = self.pairs.take_words(merged_id);
         // A list is appended in word order by each merge that adds to it, so many lists
@@ -313,21 +334,21 @@ impl<T: ArenaToken> Merger<T> {
         let long_words = &self.long;
         let is_long = |w: u32| long_words.contains(w);
         let mut single = std::mem::take(&mut self.rewritten);
-        let parallel: Vec<Rewritten>;
+        let mut parallel: Vec<Rewritten>;
         let chunks: &[Rewritten] = if word_ids.len() >= self.parallel_words && self.threads > 1 {
-            // Each chunk's words are a run of the arena of their own, rewritten in place.
-            let chunk = word_ids.len().div_ceil(self.threads * 4);
+            // Each chunk's words are a run of the arena of their own, rewritten in place,
+            // on this thread and the helpers; many chunks, so a helper that comes late
+            // still takes a share.
+            let chunk = word_ids.len().div_ceil(self.threads * CHUNKS_PER_THREAD);
             let cuts: Vec<u32> = word_ids.chunks(chunk).skip(1).map(|ids| ids[0]).collect();
             let runs = self.words.runs_mut(&cuts);
-            parallel = parallel::pool(Some(self.threads)).install(|| {
-                runs.into_par_iter()
-                    .zip(word_ids.par_chunks(chunk))
-                    .map(|(mut run, ids)| {
-                        let mut out = Rewritten::default();
-                        rewrite(&mut run, ids, is_long, pair, token, &mut out);
-                        out
-                    })
-                    .collect()
+            // Fresh buffers each time (freed after the merge): the largest merges come
+            // first, and kept buffers would hold their size to the end of the run.
+            parallel = runs.iter().map(|_| Rewritten::default()).collect();
+            let items: Vec<_> =
+                runs.into_iter().zip(word_ids.chunks(chunk)).zip(&mut parallel).collect();
+            helpers.run(items, |((mut run, ids), out)| {
+                rewrite(&mut run, ids, is_long, pair, token, out);
             });
             &parallel
         } else {
@@ -432,10 +453,12 @@ fn gained_side(p: Pair, token: Rank) -> (Side, Rank) {
 }
 
 /// Merges touching at least this many distinct words of [`PARALLEL_WORDS_LEN`] tokens
-/// rewrite them in parallel ([`parallel_words`] scales it to the run's words). Below it
-/// the hand-off costs more than it saves (measured on 100 MB of code: no gain at 2,048
-/// words on 2 cores); the big early merges of multi-GB corpora are above it.
-const PARALLEL_WORDS: usize = 32768;
+/// rewrite them in parallel ([`parallel_words`] scales it to the run's words). The
+/// helpers are awake for a while after each job and this thread never waits for one to
+/// start, so a hand-off pays from about a tenth of a millisecond of rewriting: 100 MB at
+/// 8,192 and 65,536 on 2 cores were fastest from 1,024-4,096 (benches/RESULTS.md, "the
+/// helper thread"); under Rayon's `install` it took 32,768.
+const PARALLEL_WORDS: usize = 2048;
 
 /// The words a merge must list to be rewritten in parallel: [`PARALLEL_WORDS`] for words
 /// of [`PARALLEL_WORDS_LEN`] tokens on average, fewer for longer words (each costs more to
@@ -445,6 +468,9 @@ fn parallel_words<T: ArenaToken>(words: &WordArena<T>) -> usize {
     let mean = words.mean_len_below(LONG_WORD).max(1.0);
     (PARALLEL_WORDS as f64 * PARALLEL_WORDS_LEN / mean) as usize
 }
+
+/// Chunks per thread of a parallel rewrite: taken in turn by whichever thread is free.
+const CHUNKS_PER_THREAD: usize = 4;
 
 /// The mean word length [`PARALLEL_WORDS`] was measured at (English, 10 tokens a word).
 const PARALLEL_WORDS_LEN: f64 = 10.0;

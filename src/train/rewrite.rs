@@ -30,7 +30,7 @@ pub struct Rewritten {
 const AHEAD: usize = 8;
 
 /// Rewrites the words `word_ids` of `words` in place with `pair` replaced by `token`,
-/// recording the changes in `out` (cleared first). Words that no longer hold the pair,
+/// recording the changes in `into` (cleared first). Words that no longer hold the pair,
 /// and words `skip` names (the long ones, merged elsewhere), are left as they are.
 /// `pair` is two tokens of the words and `token` must fit the arena's ids (the merge loop
 /// checks it): otherwise this panics.
@@ -40,8 +40,12 @@ pub fn rewrite<T: ArenaToken>(
     skip: impl Fn(u32) -> bool,
     pair: Pair,
     token: Rank,
-    out: &mut Rewritten,
+    into: &mut Rewritten,
 ) {
+    // Filled on this thread's stack and put back at the end: the caller's buffers may
+    // share a cache line with another thread's, and every push writes a length.
+    let mut local = std::mem::take(into);
+    let out = &mut local;
     out.merged = 0;
     out.lost.clear();
     out.gained.clear();
@@ -70,6 +74,7 @@ pub fn rewrite<T: ArenaToken>(
         out.merged += n * (word.len() - len) as u64;
         words.set_len(w, len);
     }
+    *into = local;
 }
 
 /// Rewrites `word[first..]` in place with `pair` replaced by `token` (left to right,
