@@ -110,8 +110,9 @@ pub fn train<T: ArenaToken>(
     merger.count_pairs(parts, &mut |created| observe(Progress { created, new_merges: &[] }))?;
     merger.long = LongWords::of(&merger.words);
     // The merge loop stays on this thread (it reports progress and looks for Ctrl-C);
-    // large merges share their rewrites with the helpers.
-    let helpers = threads.max(1) - 1;
+    // large merges share their rewrites with the helpers. They spin between jobs, so
+    // never more of them than the other cores.
+    let helpers = threads.min(parallel::default_threads()).saturating_sub(1);
     let merges =
         with_helpers(helpers, |helpers| merge_all(&mut merger, stop, replay, observe, helpers))?;
     Ok((merger.growth, merges))
