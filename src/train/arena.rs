@@ -119,11 +119,7 @@ impl<T: ArenaToken> WordArena<T> {
         let total = words.iter().map(|(w, _)| w.len()).sum();
         let mut arena = Self::with_capacity(words.len(), total);
         for (i, (word, count)) in words.into_iter().enumerate() {
-            let word: Vec<T> = word
-                .iter()
-                .map(|&r| narrow_or_err(r, || format!("a token of word {i}")))
-                .collect::<Result<_>>()?;
-            arena.push(i, count, word.into_iter())?;
+            arena.push(i, count, &word)?;
         }
         Ok(arena)
     }
@@ -179,12 +175,15 @@ impl<T: ArenaToken> WordArena<T> {
         Self { tokens: Vec::with_capacity(tokens), entries: Vec::with_capacity(words) }
     }
 
-    /// Appends word `i` (its place in the input, for the error), if the merge loop takes
-    /// its length.
-    fn push(&mut self, i: usize, count: u64, word: impl ExactSizeIterator<Item = T>) -> Result<()> {
+    /// Appends word `i` (its place in the input, for the errors), if the merge loop takes
+    /// its length and `T` holds its ids (else the arena is left half-written: the caller
+    /// drops it).
+    fn push(&mut self, i: usize, count: u64, word: &[Rank]) -> Result<()> {
         let len = Self::checked_len(i, word.len())?;
         self.entries.push(Entry { start: self.tokens.len() as u64, count, len });
-        self.tokens.extend(word);
+        for &rank in word {
+            self.tokens.push(narrow_or_err(rank, || format!("a token of word {i}"))?);
+        }
         Ok(())
     }
 
