@@ -17,7 +17,7 @@ use super::candidate::{Candidate, Candidates, Order};
 use super::long::{LongWords, LONG_WORD};
 use super::order::ByteOrder;
 use super::pairs::{Halt, NearIds, PairIndex, Side};
-use super::rewrite::{rewrite, Pair, Rewritten};
+use super::rewrite::{rewrite, rewrite_shared, Pair, Rewritten};
 use crate::error::{Error, Result};
 use crate::helpers::{with_helpers, Helpers};
 use crate::parallel;
@@ -335,22 +335,11 @@ impl<T: ArenaToken> Merger<T> {
         let long_words = &self.long;
         let is_long = |w: u32| long_words.contains(w);
         let mut single = std::mem::take(&mut self.rewritten);
-        let mut parallel: Vec<Rewritten>;
+        let parallel: Vec<Rewritten>;
         let chunks: &[Rewritten] = if word_ids.len() >= self.parallel_words && self.threads > 1 {
-            // Each chunk's words are a run of the arena of their own, rewritten in place,
-            // on this thread and the helpers; many chunks, so a helper that comes late
-            // still takes a share.
-            let chunk = word_ids.len().div_ceil(self.threads * CHUNKS_PER_THREAD);
-            let cuts: Vec<u32> = word_ids.chunks(chunk).skip(1).map(|ids| ids[0]).collect();
-            let runs = self.words.runs_mut(&cuts);
-            // Fresh buffers each time (freed after the merge): the largest merges come
-            // first, and kept buffers would hold their size to the end of the run.
-            parallel = runs.iter().map(|_| Rewritten::default()).collect();
-            let items: Vec<_> =
-                runs.into_iter().zip(word_ids.chunks(chunk)).zip(&mut parallel).collect();
-            helpers.run(items, |((mut run, ids), out)| {
-                rewrite(&mut run, ids, is_long, pair, token, out);
-            });
+            let words = &mut self.words;
+            parallel =
+                rewrite_shared(words, &word_ids, is_long, pair, token, self.threads, helpers);
             &parallel
         } else {
             rewrite(&mut self.words.all_mut(), &word_ids, is_long, pair, token, &mut single);
@@ -469,9 +458,6 @@ fn parallel_words<T: ArenaToken>(words: &WordArena<T>) -> usize {
     let mean = words.mean_len_below(LONG_WORD).max(1.0);
     (PARALLEL_WORDS as f64 * PARALLEL_WORDS_LEN / mean) as usize
 }
-
-/// Chunks per thread of a parallel rewrite: taken in turn by whichever thread is free.
-const CHUNKS_PER_THREAD: usize = 4;
 
 /// The mean word length [`PARALLEL_WORDS`] was measured at (English, 10 tokens a word).
 const PARALLEL_WORDS_LEN: f64 = 10.0;

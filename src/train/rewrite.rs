@@ -6,7 +6,8 @@
 //! of a large merge can be rewritten on several threads; the caller applies each run's
 //! count changes in word order.
 
-use super::arena::{ArenaToken, WordsMut};
+use super::arena::{ArenaToken, WordArena, WordsMut};
+use crate::helpers::Helpers;
 use crate::Rank;
 
 /// Two adjacent token ids.
@@ -75,6 +76,34 @@ pub fn rewrite<T: ArenaToken>(
         words.set_len(w, len);
     }
     *into = local;
+}
+
+/// Chunks per thread of a shared rewrite: taken in turn by whichever thread is free, so
+/// a helper that comes late still takes a share.
+const CHUNKS_PER_THREAD: usize = 4;
+
+/// [`rewrite`] of `words` in chunks of consecutive `word_ids` (ascending), about
+/// [`CHUNKS_PER_THREAD`] per thread of `threads`, each chunk's words a run of the arena
+/// of their own ([`WordArena::runs_mut`]) rewritten in place by this thread or a helper.
+/// Returns each chunk's changes, in word order.
+pub fn rewrite_shared<T: ArenaToken>(
+    words: &mut WordArena<T>,
+    word_ids: &[u32],
+    skip: impl Fn(u32) -> bool + Sync,
+    pair: Pair,
+    token: Rank,
+    threads: usize,
+    helpers: &Helpers<'_>,
+) -> Vec<Rewritten> {
+    let chunk = word_ids.len().div_ceil(threads * CHUNKS_PER_THREAD).max(1);
+    let cuts: Vec<u32> = word_ids.chunks(chunk).skip(1).map(|ids| ids[0]).collect();
+    let runs = words.runs_mut(&cuts);
+    // Fresh buffers each time (freed after the merge): the largest merges come first,
+    // and kept buffers would hold their size to the end of the run.
+    let mut out: Vec<Rewritten> = runs.iter().map(|_| Rewritten::default()).collect();
+    let items: Vec<_> = runs.into_iter().zip(word_ids.chunks(chunk)).zip(&mut out).collect();
+    helpers.run(items, |((mut run, ids), out)| rewrite(&mut run, ids, &skip, pair, token, out));
+    out
 }
 
 /// Rewrites `word[first..]` in place with `pair` replaced by `token` (left to right,
@@ -168,6 +197,37 @@ mod tests {
 
     /// In place, a merged token lands where the old tokens before it were already moved
     /// left: each lost and gained pair must still be read from the old word.
+    /// Chunks rewritten on helpers give, in word order, what one rewrite of every word
+    /// gives, and the same words.
+    #[test]
+    fn shared_chunks_add_up_to_one_rewrite() {
+        let mut rng = crate::test_rng::Rng(5);
+        let words: Vec<(Vec<Rank>, u64)> = (0..2_000)
+            .map(|i| ((0..rng.below(12)).map(|_| rng.below(3) as Rank).collect(), 1 + i % 5))
+            .collect();
+        let ids: Vec<u32> = (0..2_000).filter(|w| w % 3 != 1).collect();
+        let skip = |w: u32| w % 50 == 7;
+        let mut one = WordArena::<u16>::new(words.clone()).unwrap();
+        let mut want = Rewritten::default();
+        rewrite(&mut one.all_mut(), &ids, skip, (1, 2), 9, &mut want);
+        for (threads, helpers) in [(1, 0), (2, 1), (3, 2)] {
+            let mut shared = WordArena::<u16>::new(words.clone()).unwrap();
+            let chunks = crate::helpers::with_helpers(helpers, |h| {
+                rewrite_shared(&mut shared, &ids, skip, (1, 2), 9, threads, h)
+            });
+            assert!(chunks.len() > threads, "{threads} threads: several chunks each");
+            let merged: u64 = chunks.iter().map(|c| c.merged).sum();
+            let lost: Vec<_> = chunks.iter().flat_map(|c| c.lost.iter().copied()).collect();
+            let gained: Vec<_> = chunks.iter().flat_map(|c| c.gained.iter().copied()).collect();
+            assert_eq!(
+                (merged, lost, gained),
+                (want.merged, want.lost.clone(), want.gained.clone())
+            );
+            assert!((0..2_000).all(|w| shared.word(w) == one.word(w)), "{threads} threads");
+        }
+        assert!(want.merged > 100 && !want.gained.is_empty());
+    }
+
     #[test]
     fn rewriting_in_place_reads_the_old_tokens() {
         in_place::<u16>();
