@@ -216,6 +216,7 @@ impl Run {
 
 #[cfg(test)]
 mod tests {
+    use super::super::near::NearIds;
     use super::super::rewrite::{rewrite, Rewritten};
     use super::*;
 
@@ -235,7 +236,7 @@ mod tests {
             let word: Vec<Rank> = (0..len).map(|_| 97 + rand(u64::from(alphabet)) as u32).collect();
             let mut arena = WordArena::new(vec![(word, n)]).unwrap();
             let mut long = LongWords::of(&arena);
-            let mut out = Rewritten::default();
+            let (mut out, mut places) = (Rewritten::default(), NearIds::default());
             for next_token in 256..296 {
                 // Merge a pair the word holds (the first, or one at a random place).
                 let current = arena.word(0).to_vec();
@@ -245,14 +246,15 @@ mod tests {
                 let i = if rand(2) == 0 { 0 } else { rand(current.len() as u64 - 1) as usize };
                 let pair = (current[i], current[i + 1]);
                 // The long word's copy in the arena is rewritten as a short one would be.
-                rewrite(&mut arena.all_mut(), &[0], |_| false, pair, next_token, &mut out);
+                let merge = (pair, next_token);
+                rewrite(&mut arena.all_mut(), &[0], |_| false, merge, &mut out, &mut places);
                 let mut want: AHashMap<Pair, i128> = AHashMap::new();
                 *want.entry(pair).or_insert(0) -= i128::from(out.merged);
                 for &(p, c) in &out.lost {
                     *want.entry(p).or_insert(0) -= i128::from(c);
                 }
-                for &(p, _) in &out.gained {
-                    *want.entry(p).or_insert(0) += i128::from(n);
+                for g in &out.gained {
+                    *want.entry(g.pair).or_insert(0) += i128::from(g.count);
                 }
                 let got = long.merge(&[0], &arena, pair, next_token);
                 let live: Vec<Rank> = {

@@ -10,13 +10,15 @@
 
 use std::cmp::Ordering;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::arena::{ArenaToken, WordArena};
 use super::candidate::{Candidate, Candidates, Order};
 use super::long::{LongWords, LONG_WORD};
+use super::near::{NearIds, Side};
 use super::order::ByteOrder;
-use super::pairs::{Halt, NearIds, PairIndex, Side};
+use super::pairs::{Halt, PairIndex};
 use super::rewrite::{rewrite, rewrite_shared, Pair, Rewritten};
 use crate::error::{Error, Result};
 use crate::helpers::{with_helpers, Helpers};
@@ -81,6 +83,8 @@ struct Merger<T> {
     near: NearIds,
     /// The rewrite of the current merge (buffers kept from merge to merge).
     rewritten: Rewritten,
+    /// One table per thread for a rewrite to number the pairs it changes.
+    places: Vec<Mutex<NearIds>>,
     /// The pairs a merge took to zero and the pairs it raised, with their ids (kept from
     /// merge to merge).
     scratch: (Vec<PairId>, Vec<PairId>),
@@ -198,6 +202,7 @@ impl<T: ArenaToken> Merger<T> {
             parallel_words,
             near: NearIds::default(),
             rewritten: Rewritten::default(),
+            places: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
             scratch: Default::default(),
         }
     }
@@ -337,14 +342,20 @@ impl<T: ArenaToken> Merger<T> {
         let mut single = std::mem::take(&mut self.rewritten);
         let parallel: Vec<Rewritten>;
         let chunks: &[Rewritten] = if word_ids.len() >= self.parallel_words && self.threads > 1 {
-            let words = &mut self.words;
+            let (words, places) = (&mut self.words, &self.places);
+            let merge = (pair, token);
             parallel =
-                rewrite_shared(words, &word_ids, is_long, pair, token, self.threads, helpers);
+                rewrite_shared(words, &word_ids, is_long, merge, self.threads, helpers, places);
             &parallel
         } else {
-            rewrite(&mut self.words.all_mut(), &word_ids, is_long, pair, token, &mut single);
+            let places = self.places[0].get_mut().unwrap_or_else(PoisonError::into_inner);
+            let words = &mut self.words.all_mut();
+            rewrite(words, &word_ids, is_long, (pair, token), &mut single, places);
             std::slice::from_ref(&single)
         };
+        if let Some(p) = chunks.iter().find_map(|out| out.overflow) {
+            return Err(self.overflow(p));
+        }
         let (mut gone, mut risen) = std::mem::take(&mut self.scratch);
         for out in chunks {
             // Each occurrence merged shortened its word by one token.
@@ -352,16 +363,9 @@ impl<T: ArenaToken> Merger<T> {
                 gone.push((pair, merged_id));
             }
             for &(p, n) in &out.lost {
-                // Every loss but the merged pair's is (x, a) or (b, y) for a merge of (a, b).
+                let (side, other) = Side::of_lost(p, pair);
                 let pairs = &self.pairs;
-                let id = match p {
-                    (x, a) if a == pair.0 => self.near.get(Side::LostLeft, x, || pairs.id(p)),
-                    (b, y) => {
-                        debug_assert_eq!(b, pair.1, "a lost pair not next to the merged one");
-                        self.near.get(Side::LostRight, y, || pairs.id(p))
-                    }
-                };
-                let id = id.ok_or_else(|| {
+                let id = self.near.get(side, other, || pairs.id(p)).ok_or_else(|| {
                     Error::Corrupt(format!("a word loses the pair {p:?}, which is not counted"))
                 })?;
                 if self.pairs.lose(id, n) == 0 {
@@ -379,24 +383,25 @@ impl<T: ArenaToken> Merger<T> {
             }
         }
         for out in chunks {
-            for &(p, w) in &out.gained {
-                let (side, other) = gained_side(p, token);
+            for g in &out.gained {
+                let (side, other) = Side::of_gained(g.pair, token);
                 let pairs = &mut self.pairs;
-                let (id, first) = self.near.id(side, other, || pairs.id_or_insert(p));
-                if !self.pairs.gain(id, self.words.count(w), w) {
-                    return Err(self.overflow(p));
+                let (id, first) = self.near.id(side, other, || pairs.id_or_insert(g.pair));
+                if !self.pairs.add(id, g.count) {
+                    return Err(self.overflow(g.pair));
                 }
+                self.pairs.list_all(id, out.words_of(g));
                 // Each gained pair has one slot in `near` (the new token's side), so its
                 // first lookup in this merge is its first gain.
                 if first {
-                    risen.push((p, id));
+                    risen.push((g.pair, id));
                 }
             }
         }
         if let Some(changes) = &long {
             // A pair that rose touches the new token, as those above.
             for &(p, d) in changes.net.iter().filter(|(_, d)| *d > 0) {
-                let (side, other) = gained_side(p, token);
+                let (side, other) = Side::of_gained(p, token);
                 let pairs = &mut self.pairs;
                 let (id, first) = self.near.id(side, other, || pairs.id_or_insert(p));
                 let n = u64::try_from(d).map_err(|_| self.overflow(p))?;
@@ -426,19 +431,6 @@ impl<T: ArenaToken> Merger<T> {
         risen.clear();
         self.scratch = (gone, risen);
         Ok(())
-    }
-}
-
-/// Where a pair a merge into `token` gained is kept in [`NearIds`]: (x, token) on the left
-/// side by x, (token, y) on the right by y; (token, token) always on the left, so every
-/// such pair has exactly one slot.
-fn gained_side(p: Pair, token: Rank) -> (Side, Rank) {
-    match p {
-        (x, t) if t == token => (Side::GainedLeft, x),
-        (t, y) => {
-            debug_assert_eq!(t, token, "a gained pair without the new token");
-            (Side::GainedRight, y)
-        }
     }
 }
 

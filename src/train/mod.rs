@@ -22,6 +22,7 @@ pub mod feed;
 mod hot;
 mod long;
 pub mod merge;
+mod near;
 mod order;
 mod pair_ids;
 mod pairs;

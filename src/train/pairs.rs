@@ -93,6 +93,14 @@ impl PairIndex {
         }
     }
 
+    /// Lists `words` (ascending, each once) among those the pair with id `id` occurs in.
+    #[inline]
+    pub fn list_all(&mut self, id: u32, words: &[u32]) {
+        let list = &mut self.words[id as usize];
+        let listed = usize::from(!words.is_empty() && list.last() == words.first());
+        list.extend_from_slice(&words[listed..]);
+    }
+
     /// Takes `n` occurrences from the pair with id `id`; returns the count left.
     #[inline]
     pub fn lose(&mut self, id: u32, n: u64) -> u64 {
@@ -189,84 +197,6 @@ pub enum Halt {
     Stopped(Error),
 }
 
-/// Which side of a merge a changed pair is on. Every pair a merge of (a, b) into t
-/// changes is (x, a) or (b, y) (lost; besides (a, b) itself) or (x, t) or (t, y)
-/// (gained), so within one merge the other token alone names it.
-#[derive(Clone, Copy)]
-pub enum Side {
-    /// (x, a), lost.
-    LostLeft = 0,
-    /// (b, y), lost.
-    LostRight = 1,
-    /// (x, t), gained.
-    GainedLeft = 2,
-    /// (t, y), gained.
-    GainedRight = 3,
-}
-
-/// The ids of the pairs one merge changes, by side and other token: the same neighbour
-/// recurs at many occurrences (a space before a word, `e` after `th`), and an array
-/// read costs less than a hash lookup. Valid for one merge (ids are freed after it).
-#[derive(Default)]
-pub struct NearIds {
-    /// (stamp, id) by other token, for each side; current when the stamp is `stamp`.
-    slots: Vec<[(u32, u32); 4]>,
-    /// The current merge's stamp (bumped to forget every slot at once).
-    stamp: u32,
-}
-
-impl NearIds {
-    /// Forgets every id (call at the start of each merge).
-    pub fn forget(&mut self) {
-        self.stamp += 1;
-        if self.stamp == u32::MAX {
-            self.slots.fill([(0, 0); 4]);
-            self.stamp = 1;
-        }
-    }
-
-    /// The id of the pair on `side` with `other` as its other token, from `lookup` the
-    /// first time in a merge (None, and nothing kept, if `lookup` gives none).
-    #[inline]
-    pub fn get(
-        &mut self,
-        side: Side,
-        other: u32,
-        lookup: impl FnOnce() -> Option<u32>,
-    ) -> Option<u32> {
-        let stamp = self.stamp;
-        let slot = self.slot(side, other);
-        if slot.0 == stamp {
-            return Some(slot.1);
-        }
-        let id = lookup()?;
-        *slot = (stamp, id);
-        Some(id)
-    }
-
-    /// As [`NearIds::get`], for a lookup that always gives an id; true with it the first
-    /// time in a merge (when `lookup` ran).
-    #[inline]
-    pub fn id(&mut self, side: Side, other: u32, lookup: impl FnOnce() -> u32) -> (u32, bool) {
-        let stamp = self.stamp;
-        let slot = self.slot(side, other);
-        let first = slot.0 != stamp;
-        if first {
-            *slot = (stamp, lookup());
-        }
-        (slot.1, first)
-    }
-
-    #[inline]
-    fn slot(&mut self, side: Side, other: u32) -> &mut (u32, u32) {
-        let i = other as usize;
-        if i >= self.slots.len() {
-            self.slots.resize(i + 1, [(0, 0); 4]);
-        }
-        &mut self.slots[i][side as usize]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -289,27 +219,6 @@ mod tests {
         assert_eq!(index.id((1, 2)), None);
         assert_eq!(count_of(&index, (1, 2)), 0);
         assert_eq!(index.id_or_insert((7, 8)), a);
-    }
-
-    #[test]
-    fn near_ids_last_one_merge() {
-        let mut near = NearIds::default();
-        near.forget();
-        assert_eq!(near.get(Side::LostLeft, 5, || Some(9)), Some(9));
-        assert_eq!(near.get(Side::LostLeft, 5, || Some(1)), Some(9));
-        assert_eq!(near.get(Side::LostRight, 5, || None), None);
-        assert_eq!(near.get(Side::LostRight, 5, || Some(2)), Some(2));
-        near.forget();
-        assert_eq!(near.get(Side::LostLeft, 5, || Some(3)), Some(3));
-        near.stamp = u32::MAX - 1;
-        near.forget();
-        assert_eq!(near.get(Side::LostRight, 5, || Some(4)), Some(4));
-        // The first lookup of a slot in a merge says so (the merge's risen pairs).
-        assert_eq!(near.id(Side::GainedLeft, 70, || 6), (6, true));
-        assert_eq!(near.id(Side::GainedLeft, 70, || 8), (6, false));
-        assert_eq!(near.id(Side::GainedRight, 70, || 8), (8, true));
-        near.forget();
-        assert_eq!(near.id(Side::GainedLeft, 70, || 7), (7, true));
     }
 
     /// Runs of words counted apart and folded in order give the index of one pass: the

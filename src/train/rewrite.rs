@@ -1,55 +1,164 @@
 //! Rewriting words for one merge: every occurrence of a pair replaced by its token, left
 //! to right without overlap, in place, and every pair occurrence that goes or comes with
-//! it.
+//! it, summed by pair.
 //!
 //! A rewrite writes only the words it is given, in a run of the arena of its own, so runs
 //! of a large merge can be rewritten on several threads; the caller applies each run's
-//! count changes in word order.
+//! count changes in word order. Summing by pair happens on the run's thread, while each
+//! word is still in its cache: the caller, alone, then reads one entry per pair changed
+//! instead of one per occurrence.
+
+use std::ops::Range;
+use std::sync::Mutex;
 
 use super::arena::{ArenaToken, WordArena, WordsMut};
+use super::near::{NearIds, Side};
 use crate::helpers::Helpers;
 use crate::Rank;
 
 /// Two adjacent token ids.
 pub type Pair = (Rank, Rank);
 
-/// The count changes rewriting some words gives. Buffers are reused from merge to merge.
+/// The count changes rewriting some words gives, one entry per pair in the order first
+/// met (word order). Buffers are reused from merge to merge.
 #[derive(Default)]
 pub struct Rewritten {
     /// Occurrences of the merged pair that went, weighted by word count (each shortened
     /// its word by one token). At most the pair's count, so it fits a `u64`.
     pub merged: u64,
-    /// (pair, word count): one occurrence of the pair left a word (every old pair
-    /// touching a merged position but the merged pair itself, counted in `merged`).
+    /// (pair, occurrences that left the words, weighted by word count): every old pair
+    /// touching a merged position but the merged pair itself (counted in `merged`). At
+    /// most the pair's count.
     pub lost: Vec<(Pair, u64)>,
-    /// (pair, word): one occurrence of the pair appeared in the word (every new pair
-    /// touching a merged token).
-    pub gained: Vec<(Pair, u32)>,
+    /// Every new pair touching a merged token.
+    pub gained: Vec<Gained>,
+    /// The words of the gained pairs, ascending for each ([`Gained::words`]).
+    pub words: Vec<u32>,
+    /// A gained pair whose occurrences here, weighted, pass u64 (its count would too;
+    /// only possible when the merge's token is one the words already hold).
+    pub overflow: Option<Pair>,
+    /// (gained index, word) in word order, before they are grouped into `words`.
+    listed: Vec<(u32, u32)>,
+    /// For each gained pair while gathering: the last word listed for it, and how many.
+    tally: Vec<(u32, u32)>,
+}
+
+/// A pair that appeared in some of the words rewritten.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gained {
+    pub pair: Pair,
+    /// Occurrences that appeared, weighted by word count.
+    pub count: u64,
+    /// Where its words are in [`Rewritten::words`] (each once).
+    pub words: Range<u32>,
+}
+
+impl Rewritten {
+    fn clear(&mut self) {
+        self.merged = 0;
+        self.lost.clear();
+        self.gained.clear();
+        self.words.clear();
+        self.overflow = None;
+        self.listed.clear();
+        self.tally.clear();
+    }
+
+    /// The words of `gained`, one of this rewrite's.
+    pub fn words_of(&self, gained: &Gained) -> &[u32] {
+        &self.words[gained.words.start as usize..gained.words.end as usize]
+    }
+
+    /// Groups `listed` into `words` by gained pair (a counting sort: stable, so each
+    /// pair's words stay in word order).
+    fn group_words(&mut self) {
+        let mut start = 0;
+        for (g, &(_, len)) in self.gained.iter_mut().zip(&self.tally) {
+            g.words = start..start;
+            start += len;
+        }
+        self.words.resize(start as usize, 0);
+        for &(i, w) in &self.listed {
+            let at = &mut self.gained[i as usize].words.end;
+            self.words[*at as usize] = w;
+            *at += 1;
+        }
+    }
+}
+
+/// Sums one rewrite's changes by pair as the words are rewritten.
+struct Gather<'a> {
+    out: &'a mut Rewritten,
+    /// Each changed pair's place in `out.lost` or `out.gained`.
+    places: &'a mut NearIds,
+    pair: Pair,
+    token: Rank,
+}
+
+impl Gather<'_> {
+    /// One occurrence of `p` left a word of count `n`.
+    #[inline]
+    fn lose(&mut self, p: Pair, n: u64) {
+        let (side, other) = Side::of_lost(p, self.pair);
+        let lost = &mut self.out.lost;
+        let (i, _) = self.places.id(side, other, || {
+            lost.push((p, 0));
+            (lost.len() - 1) as u32
+        });
+        // A sum of some of the pair's occurrences: at most its count.
+        lost[i as usize].1 += n;
+    }
+
+    /// One occurrence of `p` appeared in word `w` of count `n`.
+    #[inline]
+    fn gain(&mut self, p: Pair, w: u32, n: u64) {
+        let (side, other) = Side::of_gained(p, self.token);
+        let gained = &mut self.out.gained;
+        let (i, first) = self.places.id(side, other, || {
+            gained.push(Gained { pair: p, count: 0, words: 0..0 });
+            (gained.len() - 1) as u32
+        });
+        let g = &mut gained[i as usize];
+        match g.count.checked_add(n) {
+            Some(sum) => g.count = sum,
+            None => {
+                self.out.overflow.get_or_insert(p);
+            }
+        }
+        if first {
+            self.out.tally.push((w, 0));
+        }
+        // Words come in order, so a word already listed for the pair is its last one.
+        let tally = &mut self.out.tally[i as usize];
+        if first || tally.0 != w {
+            *tally = (w, tally.1 + 1);
+            self.out.listed.push((i, w));
+        }
+    }
 }
 
 /// How many words ahead a rewrite fetches tokens (and twice as far, entries).
 const AHEAD: usize = 8;
 
 /// Rewrites the words `word_ids` of `words` in place with `pair` replaced by `token`,
-/// recording the changes in `into` (cleared first). Words that no longer hold the pair,
-/// and words `skip` names (the long ones, merged elsewhere), are left as they are.
-/// `pair` is two tokens of the words and `token` must fit the arena's ids (the merge loop
-/// checks it): otherwise this panics.
+/// recording the changes in `into` (cleared first), numbered by `places` (forgotten
+/// first). Words that no longer hold the pair, and words `skip` names (the long ones,
+/// merged elsewhere), are left as they are. `pair` is two tokens of the words and `token`
+/// must fit the arena's ids (the merge loop checks it): otherwise this panics.
 pub fn rewrite<T: ArenaToken>(
     words: &mut WordsMut<'_, T>,
     word_ids: &[u32],
     skip: impl Fn(u32) -> bool,
-    pair: Pair,
-    token: Rank,
+    (pair, token): (Pair, Rank),
     into: &mut Rewritten,
+    places: &mut NearIds,
 ) {
     // Filled on this thread's stack and put back at the end: the caller's buffers may
     // share a cache line with another thread's, and every push writes a length.
     let mut local = std::mem::take(into);
-    let out = &mut local;
-    out.merged = 0;
-    out.lost.clear();
-    out.gained.clear();
+    local.clear();
+    places.forget();
+    let mut gather = Gather { out: &mut local, places, pair, token };
     let fit = |id: Rank| T::narrow(id).expect("a merge's ids fit the arena's");
     let (narrow, token) = ((fit(pair.0), fit(pair.1)), fit(token));
     for (i, &w) in word_ids.iter().enumerate() {
@@ -71,10 +180,11 @@ pub fn rewrite<T: ArenaToken>(
         let Some(first) = word.windows(2).position(|p| p[0] == narrow.0 && p[1] == narrow.1) else {
             continue;
         };
-        let len = replace_from(word, first, (w, n), narrow, token, out);
-        out.merged += n * (word.len() - len) as u64;
+        let len = replace_from(word, first, (w, n), narrow, token, &mut gather);
+        gather.out.merged += n * (word.len() - len) as u64;
         words.set_len(w, len);
     }
+    local.group_words();
     *into = local;
 }
 
@@ -84,16 +194,18 @@ const CHUNKS_PER_THREAD: usize = 4;
 
 /// [`rewrite`] of `words` in chunks of consecutive `word_ids` (ascending), about
 /// [`CHUNKS_PER_THREAD`] per thread of `threads`, each chunk's words a run of the arena
-/// of their own ([`WordArena::runs_mut`]) rewritten in place by this thread or a helper.
-/// Returns each chunk's changes, in word order.
+/// of their own ([`WordArena::runs_mut`]) rewritten in place by this thread or a helper,
+/// numbering its changes with one of `places` that no other thread holds (there must be
+/// one for each thread, this one and the helpers). Returns each chunk's changes, in word
+/// order.
 pub fn rewrite_shared<T: ArenaToken>(
     words: &mut WordArena<T>,
     word_ids: &[u32],
     skip: impl Fn(u32) -> bool + Sync,
-    pair: Pair,
-    token: Rank,
+    merge: (Pair, Rank),
     threads: usize,
     helpers: &Helpers<'_>,
+    places: &[Mutex<NearIds>],
 ) -> Vec<Rewritten> {
     let chunk = word_ids.len().div_ceil(threads * CHUNKS_PER_THREAD).max(1);
     let cuts: Vec<u32> = word_ids.chunks(chunk).skip(1).map(|ids| ids[0]).collect();
@@ -102,12 +214,17 @@ pub fn rewrite_shared<T: ArenaToken>(
     // and kept buffers would hold their size to the end of the run.
     let mut out: Vec<Rewritten> = runs.iter().map(|_| Rewritten::default()).collect();
     let items: Vec<_> = runs.into_iter().zip(word_ids.chunks(chunk)).zip(&mut out).collect();
-    helpers.run(items, |((mut run, ids), out)| rewrite(&mut run, ids, &skip, pair, token, out));
+    helpers.run(items, |((mut run, ids), out)| {
+        // At most one item runs per thread, so one table is always free.
+        let mut places = (places.iter().find_map(|p| p.try_lock().ok()))
+            .expect("a table of places for each thread");
+        rewrite(&mut run, ids, &skip, merge, out, &mut places);
+    });
     out
 }
 
 /// Rewrites `word[first..]` in place with `pair` replaced by `token` (left to right,
-/// without overlap; `first` is its first occurrence), recording each old pair touching a
+/// without overlap; `first` is its first occurrence), gathering each old pair touching a
 /// merged position as lost and each new pair touching a merged token as gained, once per
 /// occurrence, for word `w` of count `n`. Returns the word's new length.
 ///
@@ -120,7 +237,7 @@ fn replace_from<T: ArenaToken>(
     (w, n): (u32, u64),
     pair: (T, T),
     token: T,
-    out: &mut Rewritten,
+    out: &mut Gather<'_>,
 ) -> usize {
     // Old positions before `merged_until` are merged up to there (so the pair ending at
     // it is already counted as lost); `last_merged` says the last token written is one.
@@ -129,15 +246,15 @@ fn replace_from<T: ArenaToken>(
     while i < word.len() {
         if i + 1 < word.len() && word[i] == pair.0 && word[i + 1] == pair.1 {
             if i > 0 && merged_until != i {
-                out.lost.push(((word[i - 1].into(), word[i].into()), n));
+                out.lose((word[i - 1].into(), word[i].into()), n);
             }
             if i + 2 < word.len() {
-                out.lost.push(((word[i + 1].into(), word[i + 2].into()), n));
+                out.lose((word[i + 1].into(), word[i + 2].into()), n);
             }
             // The pair this token makes with the one before it (the one after comes
             // with the next token written).
             if write > 0 {
-                out.gained.push(((word[write - 1].into(), token.into()), w));
+                out.gain((word[write - 1].into(), token.into()), w, n);
             }
             word[write] = token;
             merged_until = i + 2;
@@ -145,7 +262,7 @@ fn replace_from<T: ArenaToken>(
             i += 2;
         } else {
             if last_merged {
-                out.gained.push(((token.into(), word[i].into()), w));
+                out.gain((token.into(), word[i].into()), w, n);
             }
             word[write] = word[i];
             last_merged = false;
@@ -158,6 +275,8 @@ fn replace_from<T: ArenaToken>(
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use crate::train::arena::WordArena;
 
@@ -172,6 +291,22 @@ mod tests {
         pairs.map(|(a, b)| (HIGH + a, HIGH + b))
     }
 
+    /// `rewrite` with a table of its own.
+    fn rewrite_alone<T: ArenaToken>(
+        arena: &mut WordArena<T>,
+        ids: &[u32],
+        skip: impl Fn(u32) -> bool,
+        merge: (Pair, Rank),
+        out: &mut Rewritten,
+    ) {
+        rewrite(&mut arena.all_mut(), ids, skip, merge, out, &mut NearIds::default());
+    }
+
+    /// Each gained pair with its count and words.
+    fn gains(out: &Rewritten) -> Vec<(Pair, u64, Vec<u32>)> {
+        out.gained.iter().map(|g| (g.pair, g.count, out.words_of(g).to_vec())).collect()
+    }
+
     #[test]
     fn overlapping_occurrences_merge_left_to_right() {
         overlapping_occurrences::<u16>();
@@ -182,8 +317,8 @@ mod tests {
         let words = high(&[(vec![1, 1, 1, 2], 1), (vec![3, 4], 2), (vec![2, 1, 1], 3)]);
         let mut arena = WordArena::<T>::new(words).unwrap();
         let mut out = Rewritten::default();
-        let (pair, token) = ((HIGH + 1, HIGH + 1), HIGH + 9);
-        rewrite(&mut arena.all_mut(), &[0, 1, 2], |_| false, pair, token, &mut out);
+        let merge = ((HIGH + 1, HIGH + 1), HIGH + 9);
+        rewrite_alone(&mut arena, &[0, 1, 2], |_| false, merge, &mut out);
         assert_eq!(arena.ranks(0), [9, 1, 2].map(|t| HIGH + t));
         assert_eq!(arena.ranks(1), [3, 4].map(|t| HIGH + t));
         assert_eq!(arena.ranks(2), [2, 9].map(|t| HIGH + t));
@@ -191,12 +326,11 @@ mod tests {
         // Word 0 loses the (1, 1) at 1 (the one at 0 is merged: not listed), not (1, 2).
         let lost: Vec<_> = high_pairs([(1, 1), (2, 1)]).into_iter().zip([1, 3]).collect();
         assert_eq!(out.lost, lost);
-        let gained: Vec<_> = high_pairs([(9, 1), (2, 9)]).into_iter().zip([0, 2]).collect();
-        assert_eq!(out.gained, gained);
+        let [a, b] = high_pairs([(9, 1), (2, 9)]);
+        assert_eq!(gains(&out), [(a, 1, vec![0]), (b, 3, vec![2])]);
+        assert_eq!(out.overflow, None);
     }
 
-    /// In place, a merged token lands where the old tokens before it were already moved
-    /// left: each lost and gained pair must still be read from the old word.
     /// Chunks rewritten on helpers give, in word order, what one rewrite of every word
     /// gives, and the same words.
     #[test]
@@ -209,24 +343,58 @@ mod tests {
         let skip = |w: u32| w % 50 == 7;
         let mut one = WordArena::<u16>::new(words.clone()).unwrap();
         let mut want = Rewritten::default();
-        rewrite(&mut one.all_mut(), &ids, skip, (1, 2), 9, &mut want);
+        rewrite_alone(&mut one, &ids, skip, ((1, 2), 9), &mut want);
+        let want = totals(std::slice::from_ref(&want));
         for (threads, helpers) in [(1, 0), (2, 1), (3, 2)] {
             let mut shared = WordArena::<u16>::new(words.clone()).unwrap();
+            let places: Vec<Mutex<NearIds>> = (0..threads).map(|_| Mutex::default()).collect();
             let chunks = crate::helpers::with_helpers(helpers, |h| {
-                rewrite_shared(&mut shared, &ids, skip, (1, 2), 9, threads, h)
+                rewrite_shared(&mut shared, &ids, skip, ((1, 2), 9), threads, h, &places)
             });
             assert!(chunks.len() > threads, "{threads} threads: several chunks each");
-            let merged: u64 = chunks.iter().map(|c| c.merged).sum();
-            let lost: Vec<_> = chunks.iter().flat_map(|c| c.lost.iter().copied()).collect();
-            let gained: Vec<_> = chunks.iter().flat_map(|c| c.gained.iter().copied()).collect();
-            assert_eq!(
-                (merged, lost, gained),
-                (want.merged, want.lost.clone(), want.gained.clone())
-            );
+            assert_eq!(totals(&chunks), want, "{threads} threads");
             assert!((0..2_000).all(|w| shared.word(w) == one.word(w)), "{threads} threads");
         }
-        assert!(want.merged > 100 && !want.gained.is_empty());
+        assert!(want.0 > 100 && want.1.len() == 5 && want.2.len() > 4, "{:?}", want.2.keys());
     }
+
+    /// Chunks' changes summed by pair, each gained pair's words joined in chunk order.
+    #[allow(clippy::type_complexity)]
+    fn totals(chunks: &[Rewritten]) -> (u64, BTreeMap<Pair, u64>, BTreeMap<Pair, (u64, Vec<u32>)>) {
+        let (mut lost, mut gained) = (BTreeMap::new(), BTreeMap::<Pair, (u64, Vec<u32>)>::new());
+        for c in chunks {
+            for &(p, n) in &c.lost {
+                *lost.entry(p).or_insert(0) += n;
+            }
+            for (p, n, words) in gains(c) {
+                let entry = gained.entry(p).or_default();
+                entry.0 += n;
+                entry.1.extend(words);
+            }
+        }
+        (chunks.iter().map(|c| c.merged).sum(), lost, gained)
+    }
+
+    /// A gained pair whose weighted occurrences pass u64 is named, not wrapped. Each
+    /// gained occurrence stands for a lost one, so only a merge into a token the words
+    /// already hold (two pairs joining into one token) can gain a pair from two lost
+    /// pairs' counts: here (3, 3) from (3, 1) and from (2, 3).
+    #[test]
+    fn a_gain_past_u64_is_named() {
+        let half = u64::MAX / 2 + 1;
+        let mut arena = WordArena::<u16>::new(vec![(vec![3, 1, 2, 3], half)]).unwrap();
+        let mut out = Rewritten::default();
+        rewrite_alone(&mut arena, &[0], |_| false, ((1, 2), 3), &mut out);
+        assert_eq!((out.merged, out.lost.clone()), (half, vec![((3, 1), half), ((2, 3), half)]));
+        assert_eq!(out.overflow, Some((3, 3)));
+        let mut arena = WordArena::<u16>::new(vec![(vec![1, 2, 3], half)]).unwrap();
+        rewrite_alone(&mut arena, &[0], |_| false, ((1, 2), 3), &mut out);
+        assert_eq!((out.overflow, gains(&out)), (None, vec![((3, 3), half, vec![0])]));
+    }
+
+    /// In place, a merged token lands where the old tokens before it were already moved
+    /// left: each lost and gained pair must still be read from the old word. Changes are
+    /// summed by pair, and a word is listed once for a pair it gains twice.
 
     #[test]
     fn rewriting_in_place_reads_the_old_tokens() {
@@ -238,16 +406,18 @@ mod tests {
         let words = high(&[(vec![5, 1, 2, 1, 2, 7, 1, 2, 1, 2], 1)]);
         let mut arena = WordArena::<T>::new(words).unwrap();
         let mut out = Rewritten::default();
-        rewrite(&mut arena.all_mut(), &[0], |_| false, (HIGH + 1, HIGH + 2), HIGH + 9, &mut out);
+        rewrite_alone(&mut arena, &[0], |_| false, ((HIGH + 1, HIGH + 2), HIGH + 9), &mut out);
         let merged = [5, 9, 9, 7, 9, 9].map(|t| HIGH + t);
         assert_eq!(arena.ranks(0), merged);
         assert_eq!(out.merged, 4);
-        let lost = high_pairs([(5, 1), (2, 1), (2, 7), (7, 1), (2, 1)]).map(|p| (p, 1));
-        assert_eq!(out.lost, lost);
-        let gained = high_pairs([(5, 9), (9, 9), (9, 7), (7, 9), (9, 9)]).map(|p| (p, 0));
-        assert_eq!(out.gained, gained);
+        let lost = high_pairs([(5, 1), (2, 1), (2, 7), (7, 1)]).into_iter().zip([1, 2, 1, 1]);
+        assert_eq!(out.lost, lost.collect::<Vec<_>>());
+        let gained = high_pairs([(5, 9), (9, 9), (9, 7), (7, 9)]).into_iter().zip([1, 2, 1, 1]);
+        let gained: Vec<_> = gained.map(|(p, n)| (p, n, vec![0])).collect();
+        assert_eq!(gains(&out), gained);
+        assert_eq!(out.words, [0; 4]);
         // A skipped word is left alone.
-        rewrite(&mut arena.all_mut(), &[0], |_| true, (HIGH + 9, HIGH + 9), HIGH + 10, &mut out);
+        rewrite_alone(&mut arena, &[0], |_| true, ((HIGH + 9, HIGH + 9), HIGH + 10), &mut out);
         assert_eq!(arena.ranks(0), merged);
         assert_eq!((out.merged, out.lost.len(), out.gained.len()), (0, 0, 0));
     }
