@@ -362,7 +362,10 @@ impl<T: ArenaToken> Merger<T> {
             if self.pairs.lose(merged_id, out.merged) == 0 {
                 gone.push((pair, merged_id));
             }
-            for &(p, n) in &out.lost {
+            for (k, &(p, n)) in out.lost.iter().enumerate() {
+                if let Some(&(ahead, _)) = out.lost.get(k + LOOKUP_AHEAD) {
+                    self.pairs.prefetch(ahead);
+                }
                 let (side, other) = Side::of_lost(p, pair);
                 let pairs = &self.pairs;
                 let id = self.near.get(side, other, || pairs.id(p)).ok_or_else(|| {
@@ -383,7 +386,10 @@ impl<T: ArenaToken> Merger<T> {
             }
         }
         for out in chunks {
-            for g in &out.gained {
+            for (k, g) in out.gained.iter().enumerate() {
+                if let Some(ahead) = out.gained.get(k + LOOKUP_AHEAD) {
+                    self.pairs.prefetch(ahead.pair);
+                }
                 let (side, other) = Side::of_gained(g.pair, token);
                 let pairs = &mut self.pairs;
                 let (id, first) = self.near.id(side, other, || pairs.id_or_insert(g.pair));
@@ -433,6 +439,9 @@ impl<T: ArenaToken> Merger<T> {
         Ok(())
     }
 }
+
+/// How many changed pairs ahead the apply fetches each one's place in the pair table.
+const LOOKUP_AHEAD: usize = 4;
 
 /// Merges touching at least this many distinct words of [`PARALLEL_WORDS_LEN`] tokens
 /// rewrite them in parallel ([`parallel_words`] scales it to the run's words). The

@@ -18,18 +18,26 @@ pub type WordList = SmallVec<[u32; 4]>;
 
 /// The bytes held per pair id in the arrays below (count, word list);
 /// [`super::budget::merge_entry`] is derived from it.
-pub const ID_BYTES: u64 = (std::mem::size_of::<u64>() + std::mem::size_of::<WordList>()) as u64;
+pub const ID_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
+
+/// A pair's count and the words it occurs in, side by side: a gain reads and writes
+/// both, and 32-byte alignment keeps them in one cache line.
+#[derive(Default)]
+#[repr(align(32))]
+struct Entry {
+    count: u64,
+    words: WordList,
+}
 
 /// Pair counts and occurrence lists, keyed by dense pair ids.
 #[derive(Default)]
 pub struct PairIndex {
     /// The id of every pair with a positive count.
     ids: PairIds,
-    /// The count of the pair with each id (0 for a free id).
-    counts: Vec<u64>,
-    /// The words the pair with each id occurs in, ascending with no repeats when built,
-    /// then appended in word order per merge (may hold words that lost the pair since).
-    words: Vec<WordList>,
+    /// By id: the pair's count (0 for a free id) and the words it occurs in, ascending
+    /// with no repeats when built, then appended in word order per merge (may hold words
+    /// that lost the pair since).
+    entries: Vec<Entry>,
     /// Ids free for reuse.
     free: Vec<u32>,
 }
@@ -41,16 +49,21 @@ impl PairIndex {
         self.ids.get(pair)
     }
 
+    /// Fetches where `pair`'s id is looked up into the cache (a hint).
+    #[inline]
+    pub fn prefetch(&self, pair: Pair) {
+        self.ids.prefetch(pair);
+    }
+
     /// The id of `pair`, given a fresh one (count 0, no words) if it is not present.
     #[inline]
     pub fn id_or_insert(&mut self, pair: Pair) -> u32 {
-        let (counts, words, free) = (&mut self.counts, &mut self.words, &mut self.free);
+        let (entries, free) = (&mut self.entries, &mut self.free);
         self.ids.get_or_insert(pair, || match free.pop() {
             Some(id) => id,
             None => {
-                counts.push(0);
-                words.push(WordList::new());
-                (counts.len() - 1) as u32
+                entries.push(Entry::default());
+                (entries.len() - 1) as u32
             }
         })
     }
@@ -58,7 +71,7 @@ impl PairIndex {
     /// The current count of the pair with id `id`.
     #[inline]
     pub fn count(&self, id: u32) -> u64 {
-        self.counts[id as usize]
+        self.entries[id as usize].count
     }
 
     /// Adds `n` occurrences in word `w` to the pair with id `id`; false (nothing changed)
@@ -76,7 +89,7 @@ impl PairIndex {
     /// count would pass u64.
     #[inline]
     pub fn add(&mut self, id: u32, n: u64) -> bool {
-        let count = &mut self.counts[id as usize];
+        let count = &mut self.entries[id as usize].count;
         let Some(sum) = count.checked_add(n) else {
             return false;
         };
@@ -87,7 +100,7 @@ impl PairIndex {
     /// Lists word `w` among those the pair with id `id` occurs in.
     #[inline]
     pub fn list(&mut self, id: u32, w: u32) {
-        let list = &mut self.words[id as usize];
+        let list = &mut self.entries[id as usize].words;
         if list.last() != Some(&w) {
             list.push(w);
         }
@@ -96,7 +109,7 @@ impl PairIndex {
     /// Lists `words` (ascending, each once) among those the pair with id `id` occurs in.
     #[inline]
     pub fn list_all(&mut self, id: u32, words: &[u32]) {
-        let list = &mut self.words[id as usize];
+        let list = &mut self.entries[id as usize].words;
         let listed = usize::from(!words.is_empty() && list.last() == words.first());
         list.extend_from_slice(&words[listed..]);
     }
@@ -104,7 +117,7 @@ impl PairIndex {
     /// Takes `n` occurrences from the pair with id `id`; returns the count left.
     #[inline]
     pub fn lose(&mut self, id: u32, n: u64) -> u64 {
-        let count = &mut self.counts[id as usize];
+        let count = &mut self.entries[id as usize].count;
         debug_assert!(*count >= n, "a pair count went negative");
         *count -= n;
         *count
@@ -112,14 +125,14 @@ impl PairIndex {
 
     /// Takes the word list of the pair with id `id`, leaving it empty.
     pub fn take_words(&mut self, id: u32) -> WordList {
-        std::mem::take(&mut self.words[id as usize])
+        std::mem::take(&mut self.entries[id as usize].words)
     }
 
     /// Forgets `pair` (id `id`) if its count is 0: no word holds it any more, so its word
     /// list is all stale; the id is free for the next new pair.
     pub fn drop_if_gone(&mut self, pair: Pair, id: u32) {
-        if self.counts[id as usize] == 0 && self.ids.remove(pair).is_some() {
-            self.words[id as usize] = WordList::new();
+        if self.entries[id as usize].count == 0 && self.ids.remove(pair).is_some() {
+            self.entries[id as usize].words = WordList::new();
             self.free.push(id);
         }
     }
@@ -165,14 +178,15 @@ impl PairIndex {
     /// Adds the counts and word lists of `later`, an index of words that all come after
     /// this one's (so each list stays in word order). Err: a count would pass u64.
     pub fn absorb(&mut self, later: PairIndex) -> Result<(), Pair> {
-        let PairIndex { ids, counts, mut words, .. } = later;
+        let PairIndex { ids, mut entries, .. } = later;
         for (pair, from) in ids.iter() {
             let id = self.id_or_insert(pair);
-            if !self.add(id, counts[from as usize]) {
+            let from = &mut entries[from as usize];
+            if !self.add(id, from.count) {
                 return Err(pair);
             }
-            let list = std::mem::take(&mut words[from as usize]);
-            let into = &mut self.words[id as usize];
+            let list = std::mem::take(&mut from.words);
+            let into = &mut self.entries[id as usize].words;
             if into.is_empty() {
                 *into = list;
             } else {
@@ -184,7 +198,7 @@ impl PairIndex {
 
     /// Every present pair and its count (in no particular order).
     pub fn counts(&self) -> impl Iterator<Item = (Pair, u64)> + '_ {
-        self.ids.iter().map(|(p, id)| (p, self.counts[id as usize]))
+        self.ids.iter().map(|(p, id)| (p, self.entries[id as usize].count))
     }
 }
 
@@ -235,7 +249,7 @@ mod tests {
         let arena = WordArena::<crate::Rank>::new(words).unwrap();
         let all = |index: &PairIndex| {
             let mut pairs: Vec<(Pair, u64, Vec<u32>)> = (index.ids.iter())
-                .map(|(p, id)| (p, index.count(id), index.words[id as usize].to_vec()))
+                .map(|(p, id)| (p, index.count(id), index.entries[id as usize].words.to_vec()))
                 .collect();
             pairs.sort_unstable();
             pairs
