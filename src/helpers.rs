@@ -118,23 +118,27 @@ pub struct Helpers<'a> {
     shared: Option<&'a Shared>,
     /// The number of the last job posted.
     epoch: std::cell::Cell<u32>,
+    /// Helper threads running.
+    count: usize,
 }
 
 /// Runs `body` with `count` helper threads (none for 0), which exit when it returns.
 pub fn with_helpers<R>(count: usize, body: impl FnOnce(&Helpers<'_>) -> R) -> R {
     if count == 0 {
-        return body(&Helpers { shared: None, epoch: Default::default() });
+        return body(&Helpers { shared: None, epoch: Default::default(), count: 0 });
     }
     let shared = Shared::default();
     std::thread::scope(|scope| {
+        let mut started = 0;
         for i in 0..count {
             let shared = &shared;
-            let started = std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name(format!("bytebpe-helper-{i}"))
                 .spawn_scoped(scope, move || shared.serve());
-            if started.is_err() {
+            if spawned.is_err() {
                 break; // fewer helpers (a thread limit): the caller takes their share
             }
+            started += 1;
         }
         // Told to stop even when `body` panics, so the scope's join does not hang.
         struct Stop<'a>(&'a Shared);
@@ -145,11 +149,16 @@ pub fn with_helpers<R>(count: usize, body: impl FnOnce(&Helpers<'_>) -> R) -> R 
             }
         }
         let _stop = Stop(&shared);
-        body(&Helpers { shared: Some(&shared), epoch: Default::default() })
+        body(&Helpers { shared: Some(&shared), epoch: Default::default(), count: started })
     })
 }
 
 impl Helpers<'_> {
+    /// The threads a job runs on: the caller and the helpers that started.
+    pub fn threads(&self) -> usize {
+        self.count + 1
+    }
+
     /// Runs `work` on every item, on this thread and on any helper that is free; items
     /// are taken in order, each exactly once. Returns when all are done. A panic in
     /// `work` on a helper is raised here once every item is done.
@@ -212,6 +221,7 @@ mod tests {
     fn every_item_runs_once() {
         for helpers in [0, 1, 3] {
             with_helpers(helpers, |h| {
+                assert_eq!(h.threads(), helpers + 1);
                 for round in 0..200usize {
                     let n = round % 37;
                     let mut out = vec![0usize; n];

@@ -75,9 +75,10 @@ struct Merger<T> {
     /// never merged, and most pairs are (about half of all pairs occur once), so they are
     /// left out of the heap until a rise lifts them to it.
     floor: u64,
-    /// Threads for rewriting words in large merges.
+    /// Threads for the first pair count (large merges' rewrites run on the helpers, at
+    /// most this many threads).
     threads: usize,
-    /// A merge listing at least this many words rewrites them on `threads`.
+    /// A merge listing at least this many words rewrites them on the helpers too.
     parallel_words: usize,
     /// The ids of the pairs the current merge changes, by neighbour token.
     near: NearIds,
@@ -341,11 +342,11 @@ impl<T: ArenaToken> Merger<T> {
         let is_long = |w: u32| long_words.contains(w);
         let mut single = std::mem::take(&mut self.rewritten);
         let parallel: Vec<Rewritten>;
-        let chunks: &[Rewritten] = if word_ids.len() >= self.parallel_words && self.threads > 1 {
+        let chunks: &[Rewritten] = if word_ids.len() >= self.parallel_words && helpers.threads() > 1
+        {
             let (words, places) = (&mut self.words, &self.places);
             let merge = (pair, token);
-            parallel =
-                rewrite_shared(words, &word_ids, is_long, merge, self.threads, helpers, places);
+            parallel = rewrite_shared(words, &word_ids, is_long, merge, helpers, places);
             &parallel
         } else {
             let places = self.places[0].get_mut().unwrap_or_else(PoisonError::into_inner);

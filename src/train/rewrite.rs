@@ -188,12 +188,9 @@ pub fn rewrite<T: ArenaToken>(
     *into = local;
 }
 
-/// Chunks per thread of a shared rewrite: taken in turn by whichever thread is free, so
-/// a helper that comes late still takes a share.
-const CHUNKS_PER_THREAD: usize = 4;
-
-/// [`rewrite`] of `words` in chunks of consecutive `word_ids` (ascending), about
-/// [`CHUNKS_PER_THREAD`] per thread of `threads`, each chunk's words a run of the arena
+/// [`rewrite`] of `words` in chunks of consecutive `word_ids` (ascending), one per thread
+/// of `helpers` (taken in turn by whichever thread is free: a helper that comes late
+/// leaves its chunk to this thread), each chunk's words a run of the arena
 /// of their own ([`WordArena::runs_mut`]) rewritten in place by this thread or a helper,
 /// numbering its changes with one of `places` that no other thread holds (there must be
 /// one for each thread, this one and the helpers). Returns each chunk's changes, in word
@@ -203,11 +200,14 @@ pub fn rewrite_shared<T: ArenaToken>(
     word_ids: &[u32],
     skip: impl Fn(u32) -> bool + Sync,
     merge: (Pair, Rank),
-    threads: usize,
     helpers: &Helpers<'_>,
     places: &[Mutex<NearIds>],
 ) -> Vec<Rewritten> {
-    let chunk = word_ids.len().div_ceil(threads * CHUNKS_PER_THREAD).max(1);
+    // One chunk a thread: each chunk restates every pair it shares with the others (the
+    // same neighbours recur in all), so more chunks give the serial apply more entries;
+    // 4 a thread were 7-15% slower on multilingual text (benches/RESULTS.md, "one chunk
+    // a thread").
+    let chunk = word_ids.len().div_ceil(helpers.threads()).max(1);
     let cuts: Vec<u32> = word_ids.chunks(chunk).skip(1).map(|ids| ids[0]).collect();
     let runs = words.runs_mut(&cuts);
     // Fresh buffers each time (freed after the merge): the largest merges come first,
@@ -345,13 +345,14 @@ mod tests {
         let mut want = Rewritten::default();
         rewrite_alone(&mut one, &ids, skip, ((1, 2), 9), &mut want);
         let want = totals(std::slice::from_ref(&want));
-        for (threads, helpers) in [(1, 0), (2, 1), (3, 2)] {
+        for helpers in [0, 1, 2] {
+            let threads = helpers + 1;
             let mut shared = WordArena::<u16>::new(words.clone()).unwrap();
             let places: Vec<Mutex<NearIds>> = (0..threads).map(|_| Mutex::default()).collect();
             let chunks = crate::helpers::with_helpers(helpers, |h| {
-                rewrite_shared(&mut shared, &ids, skip, ((1, 2), 9), threads, h, &places)
+                rewrite_shared(&mut shared, &ids, skip, ((1, 2), 9), h, &places)
             });
-            assert!(chunks.len() > threads, "{threads} threads: several chunks each");
+            assert_eq!(chunks.len(), threads, "one chunk a thread");
             assert_eq!(totals(&chunks), want, "{threads} threads");
             assert!((0..2_000).all(|w| shared.word(w) == one.word(w)), "{threads} threads");
         }
