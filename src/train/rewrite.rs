@@ -46,6 +46,7 @@ pub struct Rewritten {
 /// A pair that appeared in some of the words rewritten.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Gained {
+    /// The pair, which holds the merge's new token.
     pub pair: Pair,
     /// Occurrences that appeared, weighted by word count.
     pub count: u64,
