@@ -342,8 +342,8 @@ impl<T: ArenaToken> Merger<T> {
         let is_long = |w: u32| long_words.contains(w);
         let mut single = std::mem::take(&mut self.rewritten);
         let parallel: Vec<Rewritten>;
-        let chunks: &[Rewritten] = if word_ids.len() >= self.parallel_words && helpers.threads() > 1
-        {
+        let shared = word_ids.len() >= self.parallel_words && helpers.threads() > 1;
+        let chunks: &[Rewritten] = if shared {
             let (words, places) = (&mut self.words, &self.places);
             let merge = (pair, token);
             parallel = rewrite_shared(words, &word_ids, is_long, merge, helpers, places);
@@ -391,33 +391,15 @@ impl<T: ArenaToken> Merger<T> {
                 if let Some(ahead) = out.gained.get(k + LOOKUP_AHEAD) {
                     self.pairs.prefetch(ahead.pair);
                 }
-                let (side, other) = Side::of_gained(g.pair, token);
-                let pairs = &mut self.pairs;
-                let (id, first) = self.near.id(side, other, || pairs.id_or_insert(g.pair));
-                if !self.pairs.add(id, g.count) {
-                    return Err(self.overflow(g.pair));
-                }
+                let id = self.raise(g.pair, g.count, token, &mut risen)?;
                 self.pairs.list_all(id, out.words_of(g));
-                // Each gained pair has one slot in `near` (the new token's side), so its
-                // first lookup in this merge is its first gain.
-                if first {
-                    risen.push((g.pair, id));
-                }
             }
         }
         if let Some(changes) = &long {
             // A pair that rose touches the new token, as those above.
             for &(p, d) in changes.net.iter().filter(|(_, d)| *d > 0) {
-                let (side, other) = Side::of_gained(p, token);
-                let pairs = &mut self.pairs;
-                let (id, first) = self.near.id(side, other, || pairs.id_or_insert(p));
                 let n = u64::try_from(d).map_err(|_| self.overflow(p))?;
-                if !self.pairs.add(id, n) {
-                    return Err(self.overflow(p));
-                }
-                if first {
-                    risen.push((p, id));
-                }
+                self.raise(p, n, token, &mut risen)?;
             }
             for &(p, w) in &changes.words {
                 let id = self.pairs.id_or_insert(p);
@@ -438,6 +420,24 @@ impl<T: ArenaToken> Merger<T> {
         risen.clear();
         self.scratch = (gone, risen);
         Ok(())
+    }
+
+    /// Adds `n` occurrences of `p`, a pair a merge into `token` made, to its count (its
+    /// id found by neighbour in `near`, or inserted); `p` joins `risen` on its first gain
+    /// in the merge. Returns its id.
+    fn raise(&mut self, p: Pair, n: u64, token: Rank, risen: &mut Vec<PairId>) -> Result<u32> {
+        let (side, other) = Side::of_gained(p, token);
+        let pairs = &mut self.pairs;
+        let (id, first) = self.near.id(side, other, || pairs.id_or_insert(p));
+        if !self.pairs.add(id, n) {
+            return Err(self.overflow(p));
+        }
+        // Each gained pair has one slot in `near` (the new token's side), so its first
+        // lookup in this merge is its first gain.
+        if first {
+            risen.push((p, id));
+        }
+        Ok(id)
     }
 }
 

@@ -16,7 +16,7 @@ use crate::error::Error;
 /// up to 4 are held inline, in the 24 bytes a `Vec` takes: no allocation for most pairs.
 pub type WordList = SmallVec<[u32; 4]>;
 
-/// The bytes held per pair id in the arrays below (count, word list);
+/// The bytes held per pair id ([`Entry`]: count and word list);
 /// [`super::budget::merge_entry`] is derived from it.
 pub const ID_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
 
