@@ -23,14 +23,15 @@ const ARITY: usize = 4;
 /// The bytes of one heap entry; [`super::budget::merge_entry`] is derived from it.
 pub const CANDIDATE_BYTES: u64 = std::mem::size_of::<Candidate>() as u64;
 
-/// A d-ary max-heap of candidates.
+/// A d-ary max-heap of candidates (the merge loop queues through [`super::queue`], which
+/// keeps only the highest counts here).
 ///
 /// Entry `i` of the heap sits at slot `i + ARITY - 1` of an array of cache lines, so the
 /// children of entry `i` (`ARITY * i + 1` on) fill line `i + 1` exactly: a sift reads one
 /// line per level. In a plain array of 16-byte entries each group of children starts 16
 /// bytes into a line and spans two.
 #[derive(Default)]
-pub struct Candidates {
+pub struct CandidateHeap {
     lines: Vec<Line>,
     /// Entries held.
     len: usize,
@@ -61,7 +62,7 @@ fn before(a: &Candidate, b: &Candidate, order: Order<'_>) -> bool {
     keys.cmp(a.pair.0, b.pair.0, tokens).then_with(|| keys.cmp(a.pair.1, b.pair.1, tokens)).is_lt()
 }
 
-impl Candidates {
+impl CandidateHeap {
     /// The heap of `entries` (built in linear time, with no copy of them on the way).
     pub fn of(entries: impl Iterator<Item = Candidate>, order: Order<'_>) -> Self {
         let mut heap = Self::default();
@@ -126,6 +127,32 @@ impl Candidates {
             self.sift_down(0, order);
         }
         Some(top)
+    }
+
+    /// Entries held.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when no entry is held.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Puts `entries` in, when none is held (built in linear time).
+    pub fn fill(&mut self, entries: impl Iterator<Item = Candidate>, order: Order<'_>) {
+        debug_assert!(self.is_empty());
+        *self = Self::of(entries, order);
+    }
+
+    /// The entries that follow the first (its children: one of them, or the entry
+    /// that replaces it, comes first next).
+    pub fn after_first(&self) -> &[Candidate] {
+        match self.lines.get(1) {
+            Some(line) => &line.0[..self.len.saturating_sub(1).min(ARITY)],
+            None => &[],
+        }
     }
 
     /// The entry merged first, if any.
@@ -197,14 +224,14 @@ mod tests {
                 (bytes(a.pair.0), bytes(a.pair.1)).cmp(&(bytes(b.pair.0), bytes(b.pair.1)))
             })
         });
-        let mut built = Candidates::of(entries.iter().copied(), order);
-        let mut pushed = Candidates::default();
+        let mut built = CandidateHeap::of(entries.iter().copied(), order);
+        let mut pushed = CandidateHeap::default();
         for &e in &entries {
             pushed.push(e, order);
         }
         // Replacing the top by a lower entry equals popping it and pushing that one.
-        let mut replaced = Candidates::of(entries.iter().copied(), order);
-        let mut popped_pushed = Candidates::of(entries.iter().copied(), order);
+        let mut replaced = CandidateHeap::of(entries.iter().copied(), order);
+        let mut popped_pushed = CandidateHeap::of(entries.iter().copied(), order);
         for _ in 0..100 {
             let top = *replaced.peek().unwrap();
             let lower = Candidate { count: top.count.saturating_sub(1), pair: top.pair };
@@ -212,10 +239,17 @@ mod tests {
             popped_pushed.pop(order);
             popped_pushed.push(lower, order);
         }
-        let drain = |heap: &mut Candidates| -> Vec<Candidate> {
+        let drain = |heap: &mut CandidateHeap| -> Vec<Candidate> {
             std::iter::from_fn(|| heap.pop(order)).collect()
         };
         assert_eq!(drain(&mut replaced), drain(&mut popped_pushed));
+        // The next first entry after a pop is always one `after_first` named.
+        let mut heap = CandidateHeap::of(entries.iter().copied(), order);
+        while heap.len() > 1 {
+            let next = heap.after_first().to_vec();
+            heap.pop(order);
+            assert!(next.contains(heap.peek().unwrap()), "{next:?}");
+        }
         for heap in [&mut built, &mut pushed] {
             let popped: Vec<Candidate> = std::iter::from_fn(|| heap.pop(order)).collect();
             assert_eq!(popped, want);

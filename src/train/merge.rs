@@ -14,11 +14,12 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::arena::{ArenaToken, WordArena};
-use super::candidate::{Candidate, Candidates, Order};
+use super::candidate::{Candidate, Order};
 use super::long::{LongWords, LONG_WORD};
 use super::near::{NearIds, Side};
 use super::order::ByteOrder;
 use super::pairs::{Halt, PairIndex};
+use super::queue::Candidates;
 use super::rewrite::{rewrite, rewrite_shared, Pair, Rewritten};
 use crate::error::{Error, Result};
 use crate::helpers::{with_helpers, Helpers};
@@ -291,8 +292,13 @@ impl<T: ArenaToken> Merger<T> {
     /// current is the true maximum; when none is left, every count is below the floor
     /// and training stops, as it would on popping a count below `min_frequency`.
     fn pop_best(&mut self) -> Option<(Pair, u64, u32)> {
-        while let Some(&top) = self.heap.peek() {
-            let order = Order { keys: &self.order, tokens: &self.growth };
+        let order = Order { keys: &self.order, tokens: &self.growth };
+        while let Some(top) = self.heap.peek(order) {
+            // The next top is one of these: its place in the pair table is fetched while
+            // this one's count is read.
+            for next in self.heap.after_first() {
+                self.pairs.prefetch(next.pair);
+            }
             let id = self.pairs.id(top.pair);
             let current = id.map_or(0, |id| self.pairs.count(id));
             match (current.cmp(&top.count), id) {

@@ -28,6 +28,7 @@ mod pair_ids;
 mod pairs;
 mod pieces;
 mod prune;
+mod queue;
 mod rewrite;
 mod snapshot;
 mod sorted_words;
