@@ -214,6 +214,24 @@ impl<T: ArenaToken> WordArena<T> {
         self.entries[w as usize].count
     }
 
+    /// Fetches word `w`'s entry into the cache (a hint).
+    #[inline]
+    pub fn prefetch_entry(&self, w: u32) {
+        if let Some(entry) = self.entries.get(w as usize) {
+            prefetch(std::ptr::from_ref(entry));
+        }
+    }
+
+    /// Fetches word `w`'s first tokens into the cache (a hint; reads its entry).
+    #[inline]
+    pub fn prefetch_tokens(&self, w: u32) {
+        if let Some(first) =
+            self.entries.get(w as usize).and_then(|e| self.tokens.get(e.start as usize))
+        {
+            prefetch(std::ptr::from_ref(first));
+        }
+    }
+
     /// The tokens of word `w` as ids.
     #[cfg(test)]
     pub fn ranks(&self, w: u32) -> Vec<Rank> {

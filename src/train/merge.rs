@@ -87,6 +87,9 @@ struct Merger<T> {
     rewritten: Rewritten,
     /// One table per thread for a rewrite to number the pairs it changes.
     places: Vec<Mutex<NearIds>>,
+    /// The id of the pair likely merged next (the queue's top once this merge's pair is
+    /// taken), whose first words are fetched during this merge.
+    next: Option<u32>,
     /// The pairs a merge took to zero and the pairs it raised, with their ids (kept from
     /// merge to merge).
     scratch: (Vec<PairId>, Vec<PairId>),
@@ -157,6 +160,7 @@ fn merge_all<T: ArenaToken>(
         if joined.is_new {
             merger.order.add(token, &merger.growth);
         }
+        merger.foresee();
         merger.merge(pair, id, token, helpers)?;
         created += usize::from(joined.is_new);
         let record = MergeRecord { left: pair.0, right: pair.1, token, count };
@@ -206,6 +210,7 @@ impl<T: ArenaToken> Merger<T> {
             rewritten: Rewritten::default(),
             places: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
             scratch: Default::default(),
+            next: None,
         }
     }
 
@@ -319,6 +324,33 @@ impl<T: ArenaToken> Merger<T> {
         None
     }
 
+    /// Guesses the next merge (the queue's top, unless this merge raises a pair past it
+    /// or the top is stale) and fetches its pair's entry. A merge's first words wait for
+    /// memory with nothing fetched ahead of them: during this merge, the guess's entry,
+    /// then its first words' entries and tokens are fetched.
+    fn foresee(&mut self) {
+        let order = Order { keys: &self.order, tokens: &self.growth };
+        self.next = self.heap.peek(order).and_then(|top| self.pairs.id(top.pair));
+        if let Some(id) = self.next {
+            self.pairs.prefetch_entry(id);
+        }
+    }
+
+    /// Fetches the first `n` words listed for the guessed next merge: their entries, or
+    /// with `tokens` their first tokens.
+    fn fetch_next(&self, n: usize, tokens: bool) {
+        let Some(id) = self.next else {
+            return;
+        };
+        for &w in self.pairs.words(id).iter().take(n) {
+            if tokens {
+                self.words.prefetch_tokens(w);
+            } else {
+                self.words.prefetch_entry(w);
+            }
+        }
+    }
+
     /// Replaces `pair` (id `merged_id`) by `token` in every word that has it, left to
     /// right without overlap, and updates the pair counts by the exact difference.
     ///
@@ -363,6 +395,7 @@ impl<T: ArenaToken> Merger<T> {
         if let Some(p) = chunks.iter().find_map(|out| out.overflow) {
             return Err(self.overflow(p));
         }
+        self.fetch_next(NEXT_WORDS, false);
         let (mut gone, mut risen) = std::mem::take(&mut self.scratch);
         for out in chunks {
             // Each occurrence merged shortened its word by one token.
@@ -392,6 +425,7 @@ impl<T: ArenaToken> Merger<T> {
                 gone.push((p, id));
             }
         }
+        self.fetch_next(NEXT_WORDS, true);
         for out in chunks {
             for (k, g) in out.gained.iter().enumerate() {
                 if let Some(ahead) = out.gained.get(k + LOOKUP_AHEAD) {
@@ -446,6 +480,9 @@ impl<T: ArenaToken> Merger<T> {
         Ok(id)
     }
 }
+
+/// How many of the guessed next merge's words are fetched during a merge.
+const NEXT_WORDS: usize = 16;
 
 /// How many changed pairs ahead the apply fetches each one's place in the pair table.
 const LOOKUP_AHEAD: usize = 4;

@@ -123,6 +123,20 @@ impl PairIndex {
         *count
     }
 
+    /// Fetches the count and word list of the pair with id `id` into the cache (a hint).
+    #[inline]
+    pub fn prefetch_entry(&self, id: u32) {
+        if let Some(entry) = self.entries.get(id as usize) {
+            crate::prefetch::prefetch(entry);
+        }
+    }
+
+    /// The words listed for the pair with id `id` (some may no longer hold it).
+    #[inline]
+    pub fn words(&self, id: u32) -> &[u32] {
+        &self.entries[id as usize].words
+    }
+
     /// Takes the word list of the pair with id `id`, leaving it empty.
     pub fn take_words(&mut self, id: u32) -> WordList {
         std::mem::take(&mut self.entries[id as usize].words)
