@@ -390,6 +390,9 @@ mod tests {
         all.prefetch_entry(7);
         all.prefetch_tokens(1);
         all.prefetch_tokens(7);
+        arena.prefetch_entry(7);
+        arena.prefetch_tokens(1);
+        arena.prefetch_tokens(7);
         assert_eq!(arena.word(0), [9, 3]);
         assert_eq!(arena.count(0), 5);
         assert_eq!(arena.word(1), [] as [Rank; 0]);

@@ -9,9 +9,8 @@
 //! current count.
 
 use std::cmp::Ordering;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::arena::{ArenaToken, WordArena};
 use super::candidate::{Candidate, Order};
@@ -21,6 +20,8 @@ use super::order::ByteOrder;
 use super::pairs::{Halt, PairIndex};
 use super::queue::Candidates;
 use super::rewrite::{rewrite, rewrite_shared, Pair, Rewritten};
+use super::stop::REPORT_EVERY;
+pub use super::stop::{Observer, Progress, StopRule};
 use crate::error::{Error, Result};
 use crate::helpers::{with_helpers, Helpers};
 use crate::parallel;
@@ -29,34 +30,6 @@ use crate::Rank;
 
 /// The merge loop's growing vocabulary.
 pub use super::order::Tokens;
-
-/// When training stops.
-#[derive(Debug, Clone, Copy)]
-pub struct StopRule {
-    /// New tokens to create (duplicate-token merges do not count).
-    pub new_tokens: usize,
-    /// Stop when the best pair occurs fewer times than this.
-    pub min_frequency: u64,
-    /// Threads for the parallel parts (default: all cores); never changes the result.
-    pub threads: Option<usize>,
-    /// Whether memory beyond the budgeted may be held for a moment (no memory budget):
-    /// then the first pair count runs on all threads.
-    pub spare_memory: bool,
-}
-
-/// What training reports, at most every `REPORT_EVERY` and once at the end.
-#[derive(Debug, Clone, Copy)]
-pub struct Progress<'a> {
-    /// New tokens created so far (replayed ones included).
-    pub created: usize,
-    /// Merges made since the previous report, in order (never replayed ones).
-    pub new_merges: &'a [MergeRecord],
-}
-
-/// Receives progress; returning an error (e.g. `Error::Interrupted`) stops training.
-pub type Observer<'a> = dyn FnMut(Progress<'_>) -> Result<()> + 'a;
-
-const REPORT_EVERY: Duration = Duration::from_millis(100);
 
 /// The state of a training run.
 struct Merger<T> {
@@ -214,19 +187,13 @@ impl<T: ArenaToken> Merger<T> {
         }
     }
 
-    /// Counts every pair of the words into the pair index, on `parts` threads: runs of
-    /// words are counted apart (this thread takes the first, and reports progress) and
-    /// folded in word order, so the counts and lists are those of one pass; only the ids,
-    /// which nothing ordered depends on, differ with the thread count.
+    /// Counts every pair of the words into the pair index, on `parts` threads (see
+    /// [`PairIndex::of_runs`]), and queues those at or above the floor.
     fn count_pairs(
         &mut self,
         parts: usize,
         observe: &mut dyn FnMut(usize) -> Result<()>,
     ) -> Result<()> {
-        let runs = self.words.even_runs(parts);
-        let (words, stop) = (&self.words, AtomicBool::new(false));
-        let mut later: Vec<Option<std::result::Result<PairIndex, Halt>>> =
-            runs.iter().skip(1).map(|_| None).collect();
         let mut last_report = Instant::now();
         let mut report = || {
             if last_report.elapsed() >= REPORT_EVERY {
@@ -235,36 +202,11 @@ impl<T: ArenaToken> Merger<T> {
             }
             Ok(())
         };
-        let first = if later.is_empty() {
-            PairIndex::of_words(words, runs[0].clone(), &mut report)
-        } else {
-            parallel::pool(Some(self.threads)).in_place_scope(|scope| {
-                for (run, out) in runs[1..].iter().cloned().zip(&mut later) {
-                    let stop = &stop;
-                    scope.spawn(move |_| {
-                        // Stopped as soon as the first run fails (an interrupt, say).
-                        let mut tick = || match stop.load(Relaxed) {
-                            true => Err(Error::Interrupted),
-                            false => Ok(()),
-                        };
-                        *out = Some(PairIndex::of_words(words, run, &mut tick));
-                    });
-                }
-                let first = PairIndex::of_words(words, runs[0].clone(), &mut report);
-                stop.store(first.is_err(), Relaxed);
-                first
-            })
-        };
-        let halt = |h: Halt| match h {
+        let counted = PairIndex::of_runs(&self.words, parts, self.threads, &mut report);
+        self.pairs = counted.map_err(|h| match h {
             Halt::Overflow(pair) => self.overflow(pair),
             Halt::Stopped(e) => e,
-        };
-        let mut pairs = first.map_err(halt)?;
-        for run in later {
-            let run = run.expect("the scope ran every run").map_err(halt)?;
-            pairs.absorb(run).map_err(|pair| self.overflow(pair))?;
-        }
-        self.pairs = pairs;
+        })?;
         let floor = self.floor;
         let entries = (self.pairs.counts())
             .filter(|&(_, count)| count >= floor)
@@ -337,7 +279,7 @@ impl<T: ArenaToken> Merger<T> {
     }
 
     /// Fetches the first `n` words listed for the guessed next merge: their entries, or
-    /// with `tokens` their first tokens.
+    /// with `tokens` their tokens.
     fn fetch_next(&self, n: usize, tokens: bool) {
         let Some(id) = self.next else {
             return;

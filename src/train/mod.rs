@@ -5,11 +5,14 @@
 //! frequent short words) and hands them over as `sorted_words.rs`, `snapshot.rs`
 //! serializes the table (`varint.rs` is the length encoding both use), `prune.rs` and
 //! [`budget`] keep it inside a memory limit, [`feed`] counts straight from a file reader.
-//! Merging: [`merge`] is the loop, `candidate.rs` its heap (the tie-break rule),
+//! Merging: [`merge`] is the loop, `queue.rs` its candidates (the highest counts in a
+//! heap, `candidate.rs`, which holds the tie-break rule; the lower set aside by band),
 //! `order.rs` the tokens' byte-order labels the heap compares, `arena.rs` its words
 //! (16-bit tokens when the run's ids allow), `pairs.rs` its pair counts and occurrence
-//! lists, `rewrite.rs` the word rewriting of one merge, `long.rs` the same for long
-//! words, by position; [`warm`] starts from an existing tokenizer.
+//! lists (and the first count of them, on runs of words at once), `rewrite.rs` the word
+//! rewriting of one merge, `long.rs` the same for long words, by position; `stop.rs`
+//! says when training stops and what it reports; [`warm`] starts from an existing
+//! tokenizer.
 
 mod arena;
 pub mod batch;
@@ -32,6 +35,7 @@ mod queue;
 mod rewrite;
 mod snapshot;
 mod sorted_words;
+mod stop;
 mod table;
 mod varint;
 pub mod warm;
@@ -40,8 +44,8 @@ mod words;
 
 pub use budget::Budget;
 pub use counter::WordCounter;
-pub use merge::{Observer, Progress, StopRule};
 pub use sorted_words::SortedWords;
+pub use stop::{Observer, Progress, StopRule};
 
 use crate::error::{Error, Result};
 use crate::tokenizer::Tokenizer;

@@ -4,6 +4,7 @@
 //! most pairs present at once.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use smallvec::SmallVec;
 
@@ -11,6 +12,7 @@ use super::arena::{ArenaToken, WordArena};
 use super::pair_ids::PairIds;
 use super::rewrite::Pair;
 use crate::error::Error;
+use crate::parallel;
 
 /// The words a pair occurs in. Most pairs occur in a few words (about half in one), so
 /// up to 4 are held inline, in the 24 bytes a `Vec` takes: no allocation for most pairs.
@@ -187,6 +189,48 @@ impl PairIndex {
             }
         }
         Ok(index)
+    }
+
+    /// The index of every pair of `words`, counted on `parts` runs of words at once (on
+    /// a pool of `threads`): this thread takes the first run and calls `report` as
+    /// [`PairIndex::of_words`] does, and the runs are folded in word order, so the counts
+    /// and lists are those of one pass; only the ids, which nothing ordered depends on,
+    /// differ with the number of runs.
+    pub fn of_runs<T: ArenaToken>(
+        words: &WordArena<T>,
+        parts: usize,
+        threads: usize,
+        report: &mut dyn FnMut() -> Result<(), Error>,
+    ) -> Result<Self, Halt> {
+        let runs = words.even_runs(parts);
+        let stop = AtomicBool::new(false);
+        let mut later: Vec<Option<Result<Self, Halt>>> =
+            runs.iter().skip(1).map(|_| None).collect();
+        let first = if later.is_empty() {
+            Self::of_words(words, runs[0].clone(), report)
+        } else {
+            parallel::pool(Some(threads)).in_place_scope(|scope| {
+                for (run, out) in runs[1..].iter().cloned().zip(&mut later) {
+                    let stop = &stop;
+                    scope.spawn(move |_| {
+                        // Stopped as soon as the first run fails (an interrupt, say).
+                        let mut tick = || match stop.load(Relaxed) {
+                            true => Err(Error::Interrupted),
+                            false => Ok(()),
+                        };
+                        *out = Some(Self::of_words(words, run, &mut tick));
+                    });
+                }
+                let first = Self::of_words(words, runs[0].clone(), report);
+                stop.store(first.is_err(), Relaxed);
+                first
+            })
+        };
+        let mut pairs = first?;
+        for run in later {
+            pairs.absorb(run.expect("the scope ran every run")?).map_err(Halt::Overflow)?;
+        }
+        Ok(pairs)
     }
 
     /// Adds the counts and word lists of `later`, an index of words that all come after
