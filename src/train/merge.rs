@@ -21,7 +21,7 @@ use super::pairs::{Halt, PairIndex};
 use super::queue::Candidates;
 use super::rewrite::{rewrite, rewrite_shared, Pair, Rewritten};
 use super::stop::REPORT_EVERY;
-pub use super::stop::{Observer, Progress, StopRule};
+use super::stop::{Observer, Progress, StopRule};
 use crate::error::{Error, Result};
 use crate::helpers::{with_helpers, Helpers};
 use crate::parallel;
@@ -278,17 +278,12 @@ impl<T: ArenaToken> Merger<T> {
         }
     }
 
-    /// Fetches the first `n` words listed for the guessed next merge: their entries, or
-    /// with `tokens` their tokens.
-    fn fetch_next(&self, n: usize, tokens: bool) {
-        let Some(id) = self.next else {
-            return;
-        };
-        for &w in self.pairs.words(id).iter().take(n) {
-            if tokens {
-                self.words.prefetch_tokens(w);
-            } else {
-                self.words.prefetch_entry(w);
+    /// Fetches the first [`NEXT_WORDS`] words listed for the guessed next merge with
+    /// `fetch` (their entries, or their tokens).
+    fn fetch_next(&self, fetch: fn(&WordArena<T>, u32)) {
+        if let Some(id) = self.next {
+            for &w in self.pairs.words(id).iter().take(NEXT_WORDS) {
+                fetch(&self.words, w);
             }
         }
     }
@@ -337,7 +332,7 @@ impl<T: ArenaToken> Merger<T> {
         if let Some(p) = chunks.iter().find_map(|out| out.overflow) {
             return Err(self.overflow(p));
         }
-        self.fetch_next(NEXT_WORDS, false);
+        self.fetch_next(WordArena::prefetch_entry);
         let (mut gone, mut risen) = std::mem::take(&mut self.scratch);
         for out in chunks {
             // Each occurrence merged shortened its word by one token.
@@ -367,7 +362,7 @@ impl<T: ArenaToken> Merger<T> {
                 gone.push((p, id));
             }
         }
-        self.fetch_next(NEXT_WORDS, true);
+        self.fetch_next(WordArena::prefetch_tokens);
         for out in chunks {
             for (k, g) in out.gained.iter().enumerate() {
                 if let Some(ahead) = out.gained.get(k + LOOKUP_AHEAD) {
