@@ -59,6 +59,34 @@ def test_id_lists_share_ints_and_keep_their_reference_counts(tok):
     del held
 
 
+def test_encoding_leaves_no_utf8_copy_in_the_callers_strings(tok):
+    # CPython keeps a str's UTF-8 inside the str once asked for it in place (as much
+    # memory again as the text, for the string's life); every encoding call reads a
+    # non-ASCII str through a copy of its own instead, and an ASCII one in place.
+    import sys
+
+    calls = [
+        lambda t: tok.encode_ordinary(t),
+        lambda t: tok.encode(t),
+        lambda t: tok.encode(t, allowed_special="all"),
+        lambda t: tok.encode_to_numpy(t),
+        lambda t: tok.encode_batch([t]),
+        lambda t: tok.encode_batch([t, t + " again", "ascii"]),
+        lambda t: tok.encode_ordinary_batch([t, t + "!"], num_threads=2),
+        lambda t: tok.encode_batch_numpy([t, t + "?"]),
+    ]
+    for call in calls:
+        for text in ("caf\u00e9 na\u00efve \u4e16\u754c " * 50, "\U0001f600 and ascii", "plain"):
+            text = text + str(len(calls))  # made here: no earlier call has read it
+            size = sys.getsizeof(text)
+            ids = call(text)
+            assert len(ids) > 0
+            assert sys.getsizeof(text) == size, call
+    # A str's ids are those of its UTF-8 bytes.
+    text = "na\u00efve \u4e16\u754c \U0001f600 caf\u00e9"
+    assert tok.encode_ordinary(text) == tok.encode_bytes(text.encode())
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 30])
 def test_encode_batch_of_any_size_matches_single_calls(tok, n):
     # One document takes a path of its own (no helper thread); every size gives the same ids.

@@ -9,20 +9,34 @@ use crate::document::Document;
 use crate::vocab::MergeRecord;
 use crate::Rank;
 
+/// A `str` held as UTF-8 while the GIL is released, leaving no copy inside it.
+pub(super) enum HeldText {
+    /// An ASCII `str`: its own storage is already UTF-8, read in place.
+    Ascii(PyBackedStr),
+    /// Any other `str`, encoded to UTF-8 for as long as it is held.
+    Encoded(PyBackedBytes),
+}
+
+impl HeldText {
+    pub(super) fn as_str(&self) -> &str {
+        match self {
+            HeldText::Ascii(s) => s,
+            // SAFETY: CPython's UTF-8 encoder wrote these bytes (`held_text`).
+            HeldText::Encoded(b) => unsafe { std::str::from_utf8_unchecked(b) },
+        }
+    }
+}
+
 /// A document kept alive as a Python object while the GIL is released.
 pub(super) enum HeldDocument {
-    /// An ASCII `str`: its own storage is already UTF-8, read in place.
-    Text(PyBackedStr),
-    /// Any other `str`, encoded to UTF-8 for as long as it is held.
-    EncodedText(PyBackedBytes),
+    Text(HeldText),
     Bytes(PyBackedBytes),
 }
 
 impl HeldDocument {
     pub(super) fn document(&self) -> Document<'_> {
         match self {
-            HeldDocument::Text(s) => Document { data: s.as_bytes(), is_text: true },
-            HeldDocument::EncodedText(b) => Document { data: b, is_text: true },
+            HeldDocument::Text(t) => Document { data: t.as_str().as_bytes(), is_text: true },
             HeldDocument::Bytes(b) => Document { data: b, is_text: false },
         }
     }
@@ -31,21 +45,24 @@ impl HeldDocument {
 /// Holds a `str` (valid UTF-8 only) or `bytes`/`bytearray` document.
 pub(super) fn held_document(item: &Bound<'_, PyAny>) -> PyResult<HeldDocument> {
     if let Ok(text) = item.cast::<PyString>() {
-        return held_text(text);
+        return held_text(text).map(HeldDocument::Text);
     }
     Ok(HeldDocument::Bytes(item.extract()?))
 }
 
 /// Holds a `str` as UTF-8 without leaving a copy behind: an ASCII string is read in place;
-/// any other is encoded into a bytes object freed with the batch. (Reading it in place
-/// would make CPython cache its UTF-8 form inside the `str` for the string's lifetime: as
-/// much memory again as the caller's non-ASCII text, kept after training.) A lone
-/// surrogate raises Python's own `UnicodeEncodeError`.
-pub(super) fn held_text(text: &Bound<'_, PyString>) -> PyResult<HeldDocument> {
+/// any other is encoded into a bytes object freed with the holder. Reading it in place
+/// (`PyUnicode_AsUTF8AndSize`, all the stable ABI offers besides copies) would make
+/// CPython build its UTF-8 form and keep it inside the `str` for the string's lifetime:
+/// as much memory again as the caller's non-ASCII text, kept after the call, and fresh
+/// pages to fault in, which made a first call on non-ASCII text 2-3% slower than this
+/// (benches/RESULTS.md, "a str's UTF-8 not kept in the str"). A lone surrogate raises
+/// Python's own `UnicodeEncodeError`.
+pub(super) fn held_text(text: &Bound<'_, PyString>) -> PyResult<HeldText> {
     if text.call_method0(pyo3::intern!(text.py(), "isascii"))?.is_truthy()? {
-        return Ok(HeldDocument::Text(PyBackedStr::try_from(text.clone())?));
+        return Ok(HeldText::Ascii(PyBackedStr::try_from(text.clone())?));
     }
-    Ok(HeldDocument::EncodedText(text.encode_utf8()?.into()))
+    Ok(HeldText::Encoded(text.encode_utf8()?.into()))
 }
 
 /// A merge record as Python sees it: (left, right, token, count).

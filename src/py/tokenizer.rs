@@ -6,10 +6,12 @@ use std::sync::{Arc, OnceLock};
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 
-use super::convert::{held_document, merge_record, merge_tuple, HeldDocument, MergeTuple};
+use super::convert::{
+    held_document, held_text, merge_record, merge_tuple, HeldDocument, HeldText, MergeTuple,
+};
 use super::enter::{detached, detached_quiet, detached_unless_small};
 use super::errors::to_py;
 use super::ints::IdInts;
@@ -211,9 +213,9 @@ impl CoreTokenizer {
     fn encode_ordinary<'py>(
         &self,
         py: Python<'py>,
-        text: PyBackedStr,
+        text: Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.encode_detached(py, &text, None)?;
+        let ids = self.encode_detached(py, held_text(&text)?.as_str(), None)?;
         self.list(py, &ids)
     }
 
@@ -223,10 +225,10 @@ impl CoreTokenizer {
     fn encode<'py>(
         &self,
         py: Python<'py>,
-        text: PyBackedStr,
+        text: Bound<'py, PyString>,
         allowed_special: Option<HashSet<String>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.encode_detached(py, &text, allowed_special.as_ref())?;
+        let ids = self.encode_detached(py, held_text(&text)?.as_str(), allowed_special.as_ref())?;
         self.list(py, &ids)
     }
 
@@ -238,10 +240,10 @@ impl CoreTokenizer {
     fn encode_u32<'py>(
         &self,
         py: Python<'py>,
-        text: PyBackedStr,
+        text: Bound<'py, PyString>,
         allowed_special: Option<HashSet<String>>,
     ) -> PyResult<Bound<'py, PyByteArray>> {
-        let ids = self.encode_detached(py, &text, allowed_special.as_ref())?;
+        let ids = self.encode_detached(py, held_text(&text)?.as_str(), allowed_special.as_ref())?;
         PyByteArray::new_with(py, ids.len() * 4, |buf| {
             write_ids(&ids, buf, 4);
             Ok(())
@@ -279,8 +281,8 @@ impl CoreTokenizer {
             let lists = texts
                 .into_iter()
                 .map(|t| {
-                    let t = PyBackedStr::try_from(t)?;
-                    self.list(py, &detached_quiet(py, || self.inner.encode_ordinary(&t))?)
+                    let t = held_text(&t)?;
+                    self.list(py, &detached_quiet(py, || self.inner.encode_ordinary(t.as_str()))?)
                 })
                 .collect::<PyResult<Vec<_>>>()?;
             return PyList::new(py, lists);
@@ -289,11 +291,11 @@ impl CoreTokenizer {
         let weights = texts.iter().map(|t| t.len()).collect::<PyResult<Vec<usize>>>()?;
         let chunks = ordered::ranges(weights, pool.current_num_threads());
         let texts: Vec<Py<PyString>> = texts.into_iter().map(Bound::unbind).collect();
-        let views: Vec<OnceLock<PyBackedStr>> = texts.iter().map(|_| OnceLock::new()).collect();
+        let views: Vec<OnceLock<HeldText>> = texts.iter().map(|_| OnceLock::new()).collect();
         let inner = &self.inner;
         let encode_chunk = |c: usize| {
             encode_until_failure(chunks[c].clone(), |i| {
-                inner.encode_ordinary(views[i].get().expect("ordered::run prepared it"))
+                inner.encode_ordinary(views[i].get().expect("ordered::run prepared it").as_str())
             })
         };
         let mut lists: Vec<Py<PyList>> = Vec::with_capacity(texts.len());
@@ -303,7 +305,7 @@ impl CoreTokenizer {
             let prepare = |c: usize| {
                 (reattach.borrow_mut())(&mut |py| {
                     for i in chunks[c].clone() {
-                        let _ = views[i].set(PyBackedStr::try_from(texts[i].bind(py).clone())?);
+                        let _ = views[i].set(held_text(texts[i].bind(py))?);
                     }
                     Ok(())
                 })

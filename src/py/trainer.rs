@@ -348,7 +348,7 @@ fn weight(item: &Bound<'_, PyAny>, index: u64) -> PyResult<usize> {
 fn hold(item: &Bound<'_, PyAny>, surrogatepass: bool) -> PyResult<HeldDocument> {
     if let Ok(text) = item.cast::<PyString>() {
         return match held_text(text) {
-            Ok(held) => Ok(held),
+            Ok(held) => Ok(HeldDocument::Text(held)),
             Err(_) if surrogatepass => {
                 let bytes = item.call_method1("encode", ("utf-8", "surrogatepass"))?;
                 Ok(HeldDocument::Bytes(bytes.extract()?))
