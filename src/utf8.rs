@@ -10,13 +10,24 @@ pub enum Utf8Run<'t> {
     Invalid(&'t [u8]),
 }
 
+/// Whether `data` is valid UTF-8. Checked 32 bytes at a time where the CPU allows
+/// (`simdutf8`): the standard library's check goes a byte at a time through non-ASCII
+/// text, and reading a megabyte of multilingual bytes took it about a millisecond, a
+/// sixth of counting them.
+#[inline]
+pub fn is_utf8(data: &[u8]) -> bool {
+    simdutf8::basic::from_utf8(data).is_ok()
+}
+
 /// Walks `data` as alternating runs of valid UTF-8 and invalid bytes, in order.
 pub fn for_each_utf8_run<'t, E>(
     mut data: &'t [u8],
     mut visit: impl FnMut(Utf8Run<'t>) -> Result<(), E>,
 ) -> Result<(), E> {
     while !data.is_empty() {
-        match std::str::from_utf8(data) {
+        // The same answers as `std::str::from_utf8` (where the valid part ends, how long
+        // the invalid sequence is), found as fast as `is_utf8`.
+        match simdutf8::compat::from_utf8(data) {
             Ok(text) => return visit(Utf8Run::Text(text)),
             Err(e) => {
                 let valid = e.valid_up_to();
@@ -234,5 +245,60 @@ mod tests {
         assert_eq!(parts, expected);
         let parts: Vec<&[u8]> = chunks_at_chars("😀".as_bytes(), 2).collect();
         assert_eq!(parts, vec![&b"\xf0\x9f"[..], b"\x98\x80"]);
+    }
+
+    /// The fast checks answer as the standard library does: whether bytes are UTF-8, and
+    /// where each valid run ends and how long each invalid sequence is, on random mixes of
+    /// ASCII, whole characters and every kind of invalid sequence, at every length around
+    /// the 32- and 64-byte blocks the fast check reads.
+    #[test]
+    fn fast_checks_agree_with_the_standard_library() {
+        let pieces: [&[u8]; 12] = [
+            b"a", b" ", b"\xc3\xa9", b"\xe4\xb8\x96", b"\xf0\x9f\x98\x80", b"\x80", b"\xc0",
+            b"\xe2\x82", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xff", b"\xe0\x80\x80",
+        ];
+        let mut rng = crate::test_rng::Rng(17);
+        for round in 0..4_000 {
+            let mut data = Vec::new();
+            let target = (round % 140) as usize;
+            // Mostly valid text, so long valid runs end in an invalid sequence late.
+            while data.len() < target {
+                let pick = rng.below(40);
+                data.extend_from_slice(pieces[if pick < 28 { pick % 5 } else { pick % 12 }]);
+            }
+            assert_eq!(is_utf8(&data), std::str::from_utf8(&data).is_ok(), "{data:?}");
+            let mut runs = Vec::new();
+            for_each_utf8_run(&data, |run| {
+                runs.push(match run {
+                    Utf8Run::Text(t) => (true, t.len()),
+                    Utf8Run::Invalid(b) => (false, b.len()),
+                });
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+            assert_eq!(runs, std_runs(&data), "{data:?}");
+        }
+    }
+
+    /// `for_each_utf8_run`'s runs (valid?, length) through `std::str::from_utf8`.
+    fn std_runs(mut data: &[u8]) -> Vec<(bool, usize)> {
+        let mut runs = Vec::new();
+        while !data.is_empty() {
+            match std::str::from_utf8(data) {
+                Ok(_) => {
+                    runs.push((true, data.len()));
+                    break;
+                }
+                Err(e) => {
+                    if e.valid_up_to() > 0 {
+                        runs.push((true, e.valid_up_to()));
+                    }
+                    let bad = e.error_len().unwrap_or(data.len() - e.valid_up_to());
+                    runs.push((false, bad));
+                    data = &data[e.valid_up_to() + bad..];
+                }
+            }
+        }
+        runs
     }
 }

@@ -78,7 +78,7 @@ impl WordSplitter {
         mut add: impl FnMut(&'s [u8]),
     ) -> Result<(), fancy_regex::Error> {
         // Bytes that validate take the text path; others are tallied in the ledger first.
-        let is_text = seg.is_text || std::str::from_utf8(seg.data).is_ok();
+        let is_text = seg.is_text || crate::utf8::is_utf8(seg.data);
         if !is_text {
             ledger.tally_invalid_at(seg.data, index, seg.offset);
         }
