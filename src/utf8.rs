@@ -254,8 +254,18 @@ mod tests {
     #[test]
     fn fast_checks_agree_with_the_standard_library() {
         let pieces: [&[u8]; 12] = [
-            b"a", b" ", b"\xc3\xa9", b"\xe4\xb8\x96", b"\xf0\x9f\x98\x80", b"\x80", b"\xc0",
-            b"\xe2\x82", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xff", b"\xe0\x80\x80",
+            b"a",
+            b" ",
+            b"\xc3\xa9",
+            b"\xe4\xb8\x96",
+            b"\xf0\x9f\x98\x80",
+            b"\x80",
+            b"\xc0",
+            b"\xe2\x82",
+            b"\xed\xa0\x80",
+            b"\xf4\x90\x80\x80",
+            b"\xff",
+            b"\xe0\x80\x80",
         ];
         let mut rng = crate::test_rng::Rng(17);
         for round in 0..4_000 {
