@@ -62,9 +62,9 @@ def run_child(*args: str) -> dict:
 
 
 def test_peak_rss_stays_under_the_limit():
-    # 3M distinct words: the exact run peaks near 370 MB (test_exact_run_needs_several_
-    # times_the_limit; 600 MB before the merge loop's structures shrank), nearly 3x this
-    # limit.
+    # 3M distinct words: the exact run peaks near 330-345 MB (test_exact_run_needs_
+    # several_times_the_limit; 600 MB before the merge loop's structures shrank), about
+    # 2.5x this limit.
     limit = 128 * MIB
     r = run_child("--words", "3000000", "--limit", "128MiB", "--vocab-size", "400")
     assert r["peak_rss_bytes"] <= limit + OVERHEAD, r
@@ -101,9 +101,10 @@ def test_an_input_that_fits_trains_exactly_and_one_that_does_not_stays_under():
 @pytest.mark.slow
 def test_exact_run_needs_several_times_the_limit():
     # What makes the test above meaningful: without a limit the same input needs far more
-    # than 128 MiB (373 MB measured on 2026-12-01).
+    # than 128 MiB (373 MB measured on 2026-12-01; 327-345 MB on 2026-12-05, after the
+    # merge loop's structures shrank again, so 2.5x the limit was on the line).
     r = run_child("--words", "3000000", "--vocab-size", "400")
-    assert r["peak_rss_bytes"] >= 2.5 * 128 * MIB, r
+    assert r["peak_rss_bytes"] >= 2 * 128 * MIB, r
     assert r["dropped_word_mass"] == 0
 
 
