@@ -55,7 +55,7 @@ pub(super) fn held_document(item: &Bound<'_, PyAny>) -> PyResult<HeldDocument> {
 /// (`PyUnicode_AsUTF8AndSize`, all the stable ABI offers besides copies) would make
 /// CPython build its UTF-8 form and keep it inside the `str` for the string's lifetime:
 /// as much memory again as the caller's non-ASCII text, kept after the call, and fresh
-/// pages to fault in, which made a first call on non-ASCII text 2-3% slower than this
+/// pages to fault in, which made a first call on non-ASCII text about 5% slower than this
 /// (benches/RESULTS.md, "a str's UTF-8 not kept in the str"). A lone surrogate raises
 /// Python's own `UnicodeEncodeError`.
 pub(super) fn held_text(text: &Bound<'_, PyString>) -> PyResult<HeldText> {

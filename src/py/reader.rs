@@ -130,7 +130,7 @@ impl DocumentReader {
                     // JSON text is valid UTF-8 (checked before parsing); checked again
                     // here 32 bytes at a time, not a byte at a time.
                     true => {
-                        let text = simdutf8::basic::from_utf8(data).expect("JSON text");
+                        let text = crate::utf8::as_utf8(data).expect("JSON text");
                         PyString::new(py, text).into_any()
                     }
                     false => PyBytes::new(py, data).into_any(),

@@ -5,6 +5,8 @@ use std::fmt;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
+use crate::utf8::as_utf8;
+
 /// The text of one JSON line: `Ok(None)` for a blank line, `Err(why)` for a line that is
 /// not a JSON object with a string `field` (the message says which).
 pub fn text_field(line: &[u8], field: &str) -> Result<Option<String>, String> {
@@ -14,9 +16,9 @@ pub fn text_field(line: &[u8], field: &str) -> Result<Option<String>, String> {
     // A line checked as UTF-8 32 bytes at a time is parsed as text, so the parser does not
     // check each string's bytes again a byte at a time; any other line as bytes, where
     // the parser names what is wrong.
-    let found = match simdutf8::basic::from_utf8(line) {
-        Ok(text) => parse(&mut serde_json::Deserializer::from_str(text), field),
-        Err(_) => parse(&mut serde_json::Deserializer::from_slice(line), field),
+    let found = match as_utf8(line) {
+        Some(text) => parse(&mut serde_json::Deserializer::from_str(text), field),
+        None => parse(&mut serde_json::Deserializer::from_slice(line), field),
     }
     .map_err(|e| format!("not JSON ({e})"))?;
     match found {
