@@ -63,9 +63,10 @@ struct Merger<T> {
     /// The id of the pair likely merged next (the queue's top once this merge's pair is
     /// taken), whose first words are fetched during this merge.
     next: Option<u32>,
-    /// The pairs a merge took to zero and the pairs it raised, with their ids (kept from
+    /// The pairs a merge took to zero and the pairs it raised, with their ids, and the
+    /// ids of one chunk's changes, each with whether it is its first gain (kept from
     /// merge to merge).
-    scratch: (Vec<PairId>, Vec<PairId>),
+    scratch: (Vec<PairId>, Vec<PairId>, Vec<(u32, bool)>),
 }
 
 /// A pair and its id in the pair index.
@@ -333,13 +334,16 @@ impl<T: ArenaToken> Merger<T> {
             return Err(self.overflow(p));
         }
         self.fetch_next(WordArena::prefetch_entry);
-        let (mut gone, mut risen) = std::mem::take(&mut self.scratch);
+        let (mut gone, mut risen, mut ids) = std::mem::take(&mut self.scratch);
         for out in chunks {
             // Each occurrence merged shortened its word by one token.
             if self.pairs.lose(merged_id, out.merged) == 0 {
                 gone.push((pair, merged_id));
             }
-            for (k, &(p, n)) in out.lost.iter().enumerate() {
+            // Every id first, each one's entry fetched once it is known; then the counts,
+            // whose entries have come in meanwhile (each is a cache miss of its own).
+            ids.clear();
+            for (k, &(p, _)) in out.lost.iter().enumerate() {
                 if let Some(&(ahead, _)) = out.lost.get(k + LOOKUP_AHEAD) {
                     self.pairs.prefetch(ahead);
                 }
@@ -348,6 +352,10 @@ impl<T: ArenaToken> Merger<T> {
                 let id = self.near.get(side, other, || pairs.id(p)).ok_or_else(|| {
                     Error::Corrupt(format!("a word loses the pair {p:?}, which is not counted"))
                 })?;
+                self.pairs.prefetch_entry(id);
+                ids.push((id, false));
+            }
+            for (&(p, n), &(id, _)) in out.lost.iter().zip(&ids) {
                 if self.pairs.lose(id, n) == 0 {
                     gone.push((p, id));
                 }
@@ -364,11 +372,18 @@ impl<T: ArenaToken> Merger<T> {
         }
         self.fetch_next(WordArena::prefetch_tokens);
         for out in chunks {
+            // As for the losses: ids (new pairs inserted), then counts and lists.
+            ids.clear();
             for (k, g) in out.gained.iter().enumerate() {
                 if let Some(ahead) = out.gained.get(k + LOOKUP_AHEAD) {
                     self.pairs.prefetch(ahead.pair);
                 }
-                let id = self.raise(g.pair, g.count, token, &mut risen)?;
+                let (id, first) = self.gained_id(g.pair, token);
+                self.pairs.prefetch_entry(id);
+                ids.push((id, first));
+            }
+            for (g, &(id, first)) in out.gained.iter().zip(&ids) {
+                self.raise(g.pair, id, first, g.count, &mut risen)?;
                 self.pairs.list_all(id, out.words_of(g));
             }
         }
@@ -376,7 +391,8 @@ impl<T: ArenaToken> Merger<T> {
             // A pair that rose touches the new token, as those above.
             for &(p, d) in changes.net.iter().filter(|(_, d)| *d > 0) {
                 let n = u64::try_from(d).map_err(|_| self.overflow(p))?;
-                self.raise(p, n, token, &mut risen)?;
+                let (id, first) = self.gained_id(p, token);
+                self.raise(p, id, first, n, &mut risen)?;
             }
             for &(p, w) in &changes.words {
                 let id = self.pairs.id_or_insert(p);
@@ -395,26 +411,36 @@ impl<T: ArenaToken> Merger<T> {
         }
         gone.clear();
         risen.clear();
-        self.scratch = (gone, risen);
+        self.scratch = (gone, risen, ids);
         Ok(())
     }
 
-    /// Adds `n` occurrences of `p`, a pair a merge into `token` made, to its count (its
-    /// id found by neighbour in `near`, or inserted); `p` joins `risen` on its first gain
-    /// in the merge. Returns its id.
-    fn raise(&mut self, p: Pair, n: u64, token: Rank, risen: &mut Vec<PairId>) -> Result<u32> {
+    /// The id of `p`, a pair a merge into `token` made (found by neighbour in `near`, or
+    /// inserted), and whether this is its first gain in the merge: each gained pair has
+    /// one slot in `near` (the new token's side), so its first lookup is its first gain.
+    fn gained_id(&mut self, p: Pair, token: Rank) -> (u32, bool) {
         let (side, other) = Side::of_gained(p, token);
         let pairs = &mut self.pairs;
-        let (id, first) = self.near.id(side, other, || pairs.id_or_insert(p));
+        self.near.id(side, other, || pairs.id_or_insert(p))
+    }
+
+    /// Adds `n` occurrences of `p` (id `id`), a pair a merge made, to its count; `p` joins
+    /// `risen` on its `first` gain in the merge.
+    fn raise(
+        &mut self,
+        p: Pair,
+        id: u32,
+        first: bool,
+        n: u64,
+        risen: &mut Vec<PairId>,
+    ) -> Result<()> {
         if !self.pairs.add(id, n) {
             return Err(self.overflow(p));
         }
-        // Each gained pair has one slot in `near` (the new token's side), so its first
-        // lookup in this merge is its first gain.
         if first {
             risen.push((p, id));
         }
-        Ok(id)
+        Ok(())
     }
 }
 
