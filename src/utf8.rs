@@ -25,15 +25,21 @@ pub fn is_utf8(data: &[u8]) -> bool {
     as_utf8(data).is_some()
 }
 
+/// `std::str::from_utf8`'s answer for `data` (where the valid part ends, how long the
+/// invalid sequence after it is), found as fast as [`as_utf8`]. Both walks over invalid
+/// bytes ([`for_each_utf8_run`], [`invalid_sequences`]) ask it, so they agree.
+#[inline]
+fn checked(data: &[u8]) -> Result<&str, simdutf8::compat::Utf8Error> {
+    simdutf8::compat::from_utf8(data)
+}
+
 /// Walks `data` as alternating runs of valid UTF-8 and invalid bytes, in order.
 pub fn for_each_utf8_run<'t, E>(
     mut data: &'t [u8],
     mut visit: impl FnMut(Utf8Run<'t>) -> Result<(), E>,
 ) -> Result<(), E> {
     while !data.is_empty() {
-        // The same answers as `std::str::from_utf8` (where the valid part ends, how long
-        // the invalid sequence is), found as fast as `is_utf8`.
-        match simdutf8::compat::from_utf8(data) {
+        match checked(data) {
             Ok(text) => return visit(Utf8Run::Text(text)),
             Err(e) => {
                 let valid = e.valid_up_to();
@@ -111,7 +117,7 @@ pub fn invalid_sequences(data: &[u8]) -> impl Iterator<Item = Invalid> + '_ {
         if at >= data.len() {
             return None;
         }
-        let start = match std::str::from_utf8(&data[at..]) {
+        let start = match checked(&data[at..]) {
             Ok(_) => {
                 at = data.len();
                 return None;
@@ -254,7 +260,7 @@ mod tests {
     }
 
     /// The fast checks answer as the standard library does: whether bytes are UTF-8, and
-    /// where each valid run ends and how long each invalid sequence is, on random mixes of
+    /// where each valid run ends and how long each invalid sequence is (for both walks), on random mixes of
     /// ASCII, whole characters and every kind of invalid sequence, at every length around
     /// the 32- and 64-byte blocks the fast check reads.
     #[test]
@@ -294,6 +300,18 @@ mod tests {
             })
             .unwrap();
             assert_eq!(runs, std_runs(&data), "{data:?}");
+            // The ledger's walk covers the same invalid bytes.
+            let mut invalid = vec![false; data.len()];
+            let mut at = 0;
+            for (valid, len) in std_runs(&data) {
+                invalid[at..at + len].fill(!valid);
+                at += len;
+            }
+            let mut covered = vec![false; data.len()];
+            for seq in invalid_sequences(&data) {
+                covered[seq.start..seq.start + seq.len].fill(true);
+            }
+            assert_eq!(covered, invalid, "{data:?}");
         }
     }
 
