@@ -28,27 +28,45 @@ pub struct HotCounts {
 }
 
 impl HotCounts {
+    /// The slots, allocated at the first call, for counting many words in a row.
+    #[inline(always)]
+    pub fn ready(&mut self) -> HotSlots<'_> {
+        if self.slots.is_empty() {
+            self.slots = vec![(0, 0); SLOTS];
+        }
+        HotSlots(&mut self.slots)
+    }
+
+    /// Counts one occurrence of the word of key `key` (not 0): [`HotSlots::add`].
+    #[cfg(test)]
+    fn add(&mut self, key: u64) -> Option<(u64, u64)> {
+        self.ready().add(key)
+    }
+
+    /// Every word held and its count, leaving none held (and the slots freed).
+    pub fn take_all(&mut self) -> impl Iterator<Item = (u64, u64)> {
+        std::mem::take(&mut self.slots).into_iter().filter(|&(key, _)| key != 0)
+    }
+}
+
+/// [`HotCounts`]' slots, allocated ([`HotCounts::ready`]): `SLOTS` of them.
+pub struct HotSlots<'a>(&'a mut [(u64, u64)]);
+
+impl HotSlots<'_> {
     /// Counts one occurrence of the word of key `key` (not 0). Returns the word it
     /// displaced and that word's count, which the caller must add to its table.
     #[inline(always)]
     pub fn add(&mut self, key: u64) -> Option<(u64, u64)> {
         debug_assert_ne!(key, 0);
-        if self.slots.is_empty() {
-            self.slots = vec![(0, 0); SLOTS];
-        }
-        // SAFETY: `slot_of` is below SLOTS, the length once allocated (just above).
-        let slot = unsafe { self.slots.get_unchecked_mut(slot_of(key)) };
+        debug_assert_eq!(self.0.len(), SLOTS);
+        // SAFETY: `slot_of` is below SLOTS, the slots' length (`HotCounts::ready`).
+        let slot = unsafe { self.0.get_unchecked_mut(slot_of(key)) };
         if slot.0 == key {
             slot.1 += 1;
             return None;
         }
         let old = std::mem::replace(slot, (key, 1));
         (old.0 != 0).then_some(old)
-    }
-
-    /// Every word held and its count, leaving none held (and the slots freed).
-    pub fn take_all(&mut self) -> impl Iterator<Item = (u64, u64)> {
-        std::mem::take(&mut self.slots).into_iter().filter(|&(key, _)| key != 0)
     }
 }
 

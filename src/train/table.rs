@@ -36,11 +36,17 @@ pub struct Partial {
     /// Recent short words counted by [`Partial::add_all`], moved into `shards` when
     /// displaced, and all at once by [`Partial::distinct`] or the fold.
     hot: HotCounts,
+    /// [`Partial::add_all`]'s scratch.
+    scratch: Box<ToTables>,
 }
 
 impl Default for Partial {
     fn default() -> Self {
-        Self { shards: std::array::from_fn(|_| PieceTable::default()), hot: HotCounts::default() }
+        Self {
+            shards: std::array::from_fn(|_| PieceTable::default()),
+            hot: HotCounts::default(),
+            scratch: Box::default(),
+        }
     }
 }
 
@@ -53,6 +59,7 @@ impl Partial {
         Self {
             shards: std::array::from_fn(|_| PieceTable::with_capacity(per_shard)),
             hot: HotCounts::default(),
+            scratch: Box::default(),
         }
     }
 
@@ -88,32 +95,31 @@ impl Partial {
     /// (see "Counting" in docs/design.md).
     #[inline(never)]
     fn add_all(&mut self, data: &[u8], pieces: &[&[u8]]) {
-        // What goes to the tables: a short word's key (0 for a long piece, which is
-        // `long[i]`), its hash and its count.
-        let mut keys = [0u64; PENDING];
-        let mut hashes = [0u64; PENDING];
-        let mut counts = [0u64; PENDING];
-        let mut long: [&[u8]; PENDING] = [&[]; PENDING];
+        let Self { shards, hot, scratch } = self;
+        // What goes to the tables, in `scratch` (kept, not cleared per call: only the
+        // first `n` entries are read, each written first).
+        let ToTables { keys, hashes, counts, long } = &mut **scratch;
+        let mut hot = hot.ready();
         let mut n = 0;
-        for &piece in pieces {
+        for (j, &piece) in pieces.iter().enumerate() {
             // Below PENDING (one per piece); the modulo only spares bounds checks.
             let i = n % PENDING;
             if piece.len() <= SHORT_MAX {
-                let Some((key, count)) = self.hot.add(pack_in(data, piece)) else {
+                let Some((key, count)) = hot.add(pack_in(data, piece)) else {
                     continue;
                 };
                 (keys[i], counts[i], hashes[i]) = (key, count, hash_short(key));
             } else {
-                (keys[i], long[i], hashes[i]) = (0, piece, hash(piece));
+                (keys[i], long[i], hashes[i]) = (0, j, hash(piece));
             }
-            self.shards[shard_of(hashes[i])].prefetch_slot(hashes[i]);
+            shards[shard_of(hashes[i])].prefetch_slot(hashes[i]);
             n += 1;
         }
         for i in 0..n {
             let h = hashes[i];
-            let shard = &mut self.shards[shard_of(h)];
+            let shard = &mut shards[shard_of(h)];
             match keys[i] {
-                0 => *shard.entry(long[i], h).0 += 1,
+                0 => *shard.entry(pieces[long[i]], h).0 += 1,
                 key => shard.add_short(key, h, counts[i]),
             }
         }
@@ -122,6 +128,22 @@ impl Partial {
 
 /// Pieces gathered for [`Partial::add_all`] at a time.
 const PENDING: usize = 64;
+
+/// What [`Partial::add_all`] sends to the tables from one call: a short word's key (0 for
+/// a long piece, `pieces[long[i]]`), its hash and its count. Kept in the partial so that
+/// no call clears 2 KiB of stack.
+struct ToTables {
+    keys: [u64; PENDING],
+    hashes: [u64; PENDING],
+    counts: [u64; PENDING],
+    long: [usize; PENDING],
+}
+
+impl Default for ToTables {
+    fn default() -> Self {
+        Self { keys: [0; PENDING], hashes: [0; PENDING], counts: [0; PENDING], long: [0; PENDING] }
+    }
+}
 
 /// The pieces of one segment not yet counted: the splitter's callback stores each here,
 /// and every [`PENDING`] of them are counted in one loop. [`Pending::flush`] counts the
