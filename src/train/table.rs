@@ -10,7 +10,7 @@ use super::budget;
 use super::hot::HotCounts;
 use super::pieces::PieceTable;
 use super::sorted_words::SortedWords;
-use super::word_hash::{hash, hash_short, pack_in, SHORT_MAX};
+use super::word_hash::{hash, hash_short, in_data_bound, pack_in, SHORT_MAX};
 use crate::error::{Error, Result};
 use crate::parallel;
 
@@ -100,12 +100,13 @@ impl Partial {
         // first `n` entries are read, each written first).
         let ToTables { keys, hashes, counts, long } = &mut **scratch;
         let mut hot = hot.ready();
+        let bound = in_data_bound(data);
         let mut n = 0;
         for (j, &piece) in pieces.iter().enumerate() {
             // Below PENDING (one per piece); the modulo only spares bounds checks.
             let i = n % PENDING;
             if piece.len() <= SHORT_MAX {
-                let Some((key, count)) = hot.add(pack_in(data, piece)) else {
+                let Some((key, count)) = hot.add(pack_in(data, piece, bound)) else {
                     continue;
                 };
                 (keys[i], counts[i], hashes[i]) = (key, count, hash_short(key));
