@@ -4,7 +4,7 @@ use rayon::prelude::*;
 
 use crate::decode;
 use crate::document::Document;
-use crate::encode::{self, PieceBatch, PieceCache};
+use crate::encode::{self, PieceBatch, PieceCache, ToBatch};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::pretokenize::Pattern;
@@ -223,9 +223,8 @@ impl Tokenizer {
     fn encode_text_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
         let (vocab, mut cache, mut batch) =
             (&self.vocab, PieceCache::of_thread(), PieceBatch::new(text.as_bytes()));
-        self.pattern
-            .split_text(text, |piece| batch.push(piece, vocab, out, &mut cache))
-            .map_err(match_error)?;
+        let mut sink = ToBatch { batch: &mut batch, vocab, out: &mut *out, cache: &mut cache };
+        self.pattern.split_text_into(text, &mut sink, &mut 0).map_err(match_error)?;
         batch.flush(vocab, out, &mut cache);
         Ok(())
     }

@@ -3,6 +3,7 @@
 
 use super::cache::PieceCache;
 use super::encode_piece_keyed;
+use crate::pretokenize::Sink;
 use crate::vocab::{PieceKey, Vocab};
 use crate::Rank;
 
@@ -43,6 +44,34 @@ impl<'t> PieceBatch<'t> {
         }
     }
 
+    /// [`PieceBatch::push`] of the pieces of `bytes` ending at `pos + k` for the set bits
+    /// `k` of `ends` ([`Sink::pieces`]), with the count of pieces held in a register.
+    #[inline(always)]
+    fn push_ends(
+        &mut self,
+        (bytes, mut from, pos, mut ends): (&'t [u8], usize, usize, u64),
+        vocab: &Vocab,
+        out: &mut Vec<Rank>,
+        cache: &mut PieceCache,
+    ) -> usize {
+        let mut len = self.len;
+        while ends != 0 {
+            let to = pos + ends.trailing_zeros() as usize;
+            // Below BATCH already; the modulo only spares a bounds check.
+            self.pieces[len % BATCH] = &bytes[from..to];
+            len += 1;
+            if len == BATCH {
+                self.len = len;
+                self.flush(vocab, out, cache);
+                len = 0;
+            }
+            from = to;
+            ends &= ends - 1;
+        }
+        self.len = len;
+        from
+    }
+
     /// Appends the tokens of the pieces held to `out`, in order.
     #[inline(never)]
     pub fn flush(&mut self, vocab: &Vocab, out: &mut Vec<Rank>, cache: &mut PieceCache) {
@@ -57,6 +86,26 @@ impl<'t> PieceBatch<'t> {
             encode_piece_keyed(vocab, piece, key, out, cache);
         }
         self.len = 0;
+    }
+}
+
+/// The splitter's pieces, batched ([`PieceBatch`]) and encoded into `out`.
+pub struct ToBatch<'b, 't> {
+    pub batch: &'b mut PieceBatch<'t>,
+    pub vocab: &'b Vocab,
+    pub out: &'b mut Vec<Rank>,
+    pub cache: &'b mut PieceCache,
+}
+
+impl<'t> Sink<'t> for ToBatch<'_, 't> {
+    #[inline(always)]
+    fn piece(&mut self, piece: &'t [u8]) {
+        self.batch.push(piece, self.vocab, self.out, self.cache);
+    }
+
+    #[inline(always)]
+    fn pieces(&mut self, bytes: &'t [u8], from: usize, pos: usize, ends: u64) -> usize {
+        self.batch.push_ends((bytes, from, pos, ends), self.vocab, self.out, self.cache)
     }
 }
 

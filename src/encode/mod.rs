@@ -23,7 +23,7 @@ mod flat;
 mod levels;
 mod min;
 
-pub use batch::PieceBatch;
+pub use batch::{PieceBatch, ToBatch};
 pub use cache::PieceCache;
 pub use flat::{write_ids, FlatBatch};
 use levels::merge_by_levels;

@@ -16,6 +16,8 @@ use std::sync::OnceLock;
 use crate::error::{Error, Result};
 use crate::utf8::{for_each_utf8_run, Utf8Run};
 
+pub use sink::{Each, Sink};
+
 mod ascii;
 mod blocks;
 mod cl100k;
@@ -24,6 +26,7 @@ mod gpt2;
 mod o200k;
 mod runs;
 mod scan;
+mod sink;
 
 /// tiktoken's r50k_base / gpt2 `pat_str`.
 pub const GPT2: &str =
@@ -84,11 +87,11 @@ impl Builtin {
         slot.get_or_init(|| fancy_regex::Regex::new(source).expect("built-in patterns compile"))
     }
 
-    fn split<'t>(self, text: &'t str, emit: impl FnMut(&'t [u8])) {
+    fn split<'t>(self, text: &'t str, sink: &mut impl Sink<'t>) {
         match self {
-            Builtin::Gpt2 => blocks::split::<blocks::Gpt2>(text, emit),
-            Builtin::Cl100k => blocks::split::<blocks::Cl100k>(text, emit),
-            Builtin::O200k => blocks::split::<blocks::O200k>(text, emit),
+            Builtin::Gpt2 => blocks::split::<blocks::Gpt2>(text, sink),
+            Builtin::Cl100k => blocks::split::<blocks::Cl100k>(text, sink),
+            Builtin::O200k => blocks::split::<blocks::O200k>(text, sink),
         }
     }
 }
@@ -170,12 +173,23 @@ impl Pattern {
         emit: impl FnMut(&'t [u8]),
         gap_bytes: &mut u64,
     ) -> Result<(), fancy_regex::Error> {
+        self.split_text_into(text, &mut Each(emit), gap_bytes)
+    }
+
+    /// [`Pattern::split_text_counting_gaps`] into a [`Sink`], which the built-in
+    /// patterns may hand several pieces at once.
+    pub fn split_text_into<'t>(
+        &self,
+        text: &'t str,
+        sink: &mut impl Sink<'t>,
+        gap_bytes: &mut u64,
+    ) -> Result<(), fancy_regex::Error> {
         match self.builtin {
             Some(builtin) => {
-                builtin.split(text, emit);
+                builtin.split(text, sink);
                 Ok(())
             }
-            None => self.regex_split(text, emit, gap_bytes),
+            None => self.regex_split(text, |piece| sink.piece(piece), gap_bytes),
         }
     }
 

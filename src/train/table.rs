@@ -13,6 +13,7 @@ use super::sorted_words::SortedWords;
 use super::word_hash::{hash, hash_short, in_data_bound, pack_in, SHORT_MAX};
 use crate::error::{Error, Result};
 use crate::parallel;
+use crate::pretokenize::Sink;
 
 /// Shards of the table (a power of two).
 const SHARDS: usize = 64;
@@ -127,6 +128,24 @@ impl Partial {
     }
 }
 
+/// The splitter's pieces, stored ([`Pending`]) and counted in `Partial`.
+pub struct ToPending<'p, 's> {
+    pub pending: &'p mut Pending<'s>,
+    pub counts: &'p mut Partial,
+}
+
+impl<'s> Sink<'s> for ToPending<'_, 's> {
+    #[inline(always)]
+    fn piece(&mut self, piece: &'s [u8]) {
+        self.pending.push(piece, self.counts);
+    }
+
+    #[inline(always)]
+    fn pieces(&mut self, bytes: &'s [u8], from: usize, pos: usize, ends: u64) -> usize {
+        self.pending.push_ends(bytes, from, pos, ends, self.counts)
+    }
+}
+
 /// Pieces gathered for [`Partial::add_all`] at a time.
 const PENDING: usize = 64;
 
@@ -173,6 +192,34 @@ impl<'s> Pending<'s> {
             counts.add_all(self.data, &self.pieces);
             self.len = 0;
         }
+    }
+
+    /// [`Pending::push`] of the pieces of `bytes` ending at `pos + k` for the set bits `k`
+    /// of `ends` ([`Sink::pieces`]), with the count of pieces held kept in a register.
+    #[inline(always)]
+    fn push_ends(
+        &mut self,
+        bytes: &'s [u8],
+        mut from: usize,
+        pos: usize,
+        mut ends: u64,
+        counts: &mut Partial,
+    ) -> usize {
+        let mut len = self.len;
+        while ends != 0 {
+            let to = pos + ends.trailing_zeros() as usize;
+            // Below PENDING already; the modulo only spares a bounds check.
+            self.pieces[len % PENDING] = &bytes[from..to];
+            len += 1;
+            if len == PENDING {
+                counts.add_all(self.data, &self.pieces);
+                len = 0;
+            }
+            from = to;
+            ends &= ends - 1;
+        }
+        self.len = len;
+        from
     }
 
     /// Counts the pieces held into `counts`.

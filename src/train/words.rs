@@ -2,10 +2,10 @@
 //! longer than the maximum token length cut, and whatever is not kept as ordinary text
 //! tallied in the ledger.
 
-use super::table::{Partial, Pending};
+use super::table::{Partial, Pending, ToPending};
 use crate::document::Segment;
 use crate::ledger::Ledger;
-use crate::pretokenize::Pattern;
+use crate::pretokenize::{Each, Pattern, Sink};
 use crate::special::{Part, SpecialTokens};
 use crate::utf8::chunks_at_chars;
 
@@ -52,24 +52,29 @@ impl WordSplitter {
         counts: &mut Partial,
         ledger: &mut Ledger,
     ) -> Result<(), fancy_regex::Error> {
-        // The callback only stores the piece (inlined into the splitter's loop): a call
-        // per piece that held the table's work cost as much as a lookup.
+        // The pieces are only stored here (inlined into the splitter's loop, a window's
+        // pieces in one loop): a call per piece that held the table's work cost as much
+        // as a lookup.
         let mut pending = Pending::new(seg.data);
-        let split = self.count_each(
-            seg,
-            index,
-            ledger,
-            #[inline(always)]
-            |word| pending.push(word, counts),
-        );
+        let split = match self.max_token_length {
+            None => {
+                let mut sink = ToPending { pending: &mut pending, counts };
+                self.split_into(seg, index, ledger, &mut sink)
+            }
+            Some(_) => self.count_each(
+                seg,
+                index,
+                ledger,
+                #[inline(always)]
+                |word| pending.push(word, counts),
+            ),
+        };
         pending.flush(counts);
         split
     }
 
     /// Calls `add` with each word of `seg` in order (each a slice of `seg.data`), and
     /// tallies the ledger as [`WordSplitter::count`] does.
-    // The closures that only call `bump` are what carries `#[inline(always)]`.
-    #[allow(clippy::redundant_closure)]
     pub fn count_each<'s>(
         &self,
         seg: &Segment<'s>,
@@ -77,24 +82,42 @@ impl WordSplitter {
         ledger: &mut Ledger,
         mut add: impl FnMut(&'s [u8]),
     ) -> Result<(), fancy_regex::Error> {
+        let max = self.max_token_length.unwrap_or(usize::MAX);
+        let mut pieces_cut = 0;
+        // Inlined into the splitter's loops (with `add`): a call per piece is most of the
+        // cost of storing it.
+        let mut bump = Each(
+            #[inline(always)]
+            |piece: &'s [u8]| {
+                if piece.len() > max {
+                    pieces_cut += 1;
+                    cut(piece, max, &mut add);
+                } else {
+                    add(piece);
+                }
+            },
+        );
+        let split = self.split_into(seg, index, ledger, &mut bump);
+        ledger.pieces_cut += pieces_cut;
+        split
+    }
+
+    /// Sends the pieces of `seg` to `sink` in order (each a slice of `seg.data`): its
+    /// text split by the pattern, special-token text cut out, bytes that are not UTF-8
+    /// one a piece. Tallies its invalid UTF-8 and unmatched bytes in `ledger`.
+    fn split_into<'s>(
+        &self,
+        seg: &Segment<'s>,
+        index: u64,
+        ledger: &mut Ledger,
+        sink: &mut impl Sink<'s>,
+    ) -> Result<(), fancy_regex::Error> {
         // Bytes that validate take the text path; others are tallied in the ledger first.
         let is_text = seg.is_text || crate::utf8::is_utf8(seg.data);
         if !is_text {
             ledger.tally_invalid_at(seg.data, index, seg.offset);
         }
-        let max = self.max_token_length.unwrap_or(usize::MAX);
-        let mut pieces_cut = 0;
         let mut gap_bytes = 0;
-        // Inlined into the splitter's loops (with `add`, through the `#[inline(always)]`
-        // closures below): a call per piece is most of the cost of storing it.
-        let mut bump = |piece: &'s [u8]| {
-            if piece.len() > max {
-                pieces_cut += 1;
-                cut(piece, max, &mut add);
-            } else {
-                add(piece);
-            }
-        };
         self.specials.split(
             seg.data,
             |_| true,
@@ -107,24 +130,18 @@ impl WordSplitter {
                         // themselves) match only on character boundaries, so every stretch
                         // between them is valid UTF-8 too.
                         let text = unsafe { std::str::from_utf8_unchecked(text) };
-                        self.pattern.split_text_counting_gaps(
-                            text,
-                            #[inline(always)]
-                            |piece| bump(piece),
-                            &mut gap_bytes,
-                        )
+                        self.pattern.split_text_into(text, sink, &mut gap_bytes)
                     } else {
                         self.pattern.split_bytes_counting_gaps(
                             text,
                             #[inline(always)]
-                            |piece| bump(piece),
+                            |piece| sink.piece(piece),
                             &mut gap_bytes,
                         )
                     }
                 }
             },
         )?;
-        ledger.pieces_cut += pieces_cut;
         ledger.unmatched_bytes += gap_bytes;
         Ok(())
     }

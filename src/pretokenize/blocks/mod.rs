@@ -30,6 +30,7 @@
 //! the fuzz target compare the whole splitters with fancy-regex.
 
 use super::scan::Text;
+use super::sink::Sink;
 
 mod cl100k;
 mod gpt2;
@@ -288,10 +289,10 @@ fn take_chars<R: Rules>(m: &mut Masks, text: &Text, pos: usize) {
     m.high = rest;
 }
 
-/// Emits the pieces of `text` under `R`, windows where they decide, `R::piece_end`
-/// elsewhere.
+/// Sends the pieces of `text` under `R` to `sink`: a window's at once where windows
+/// decide, one by one from `R::piece_end` elsewhere.
 #[inline(always)]
-pub fn split<'t, R: Rules>(text: &'t str, mut emit: impl FnMut(&'t [u8])) {
+pub fn split<'t, R: Rules>(text: &'t str, sink: &mut impl Sink<'t>) {
     let scan = Text::new(text);
     let bytes = text.as_bytes();
     let mut pos = 0;
@@ -308,25 +309,18 @@ pub fn split<'t, R: Rules>(text: &'t str, mut emit: impl FnMut(&'t [u8])) {
             } else {
                 let (all, decided) = R::starts(&masks, &scan, pos);
                 // Bits 1..=decided.
-                let mut kept = all & (u64::MAX >> (63 - decided)) & !1;
+                let kept = all & (u64::MAX >> (63 - decided)) & !1;
                 if kept == 0 {
                     // One run fills the window (digits would decide three at a time).
                     scalar_until = pos + WINDOW;
                 } else {
-                    let mut from = pos;
-                    while kept != 0 {
-                        let to = pos + kept.trailing_zeros() as usize;
-                        emit(&bytes[from..to]);
-                        from = to;
-                        kept &= kept - 1;
-                    }
-                    pos = from;
+                    pos = sink.pieces(bytes, pos, pos, kept);
                     continue;
                 }
             }
         }
         let end = R::piece_end(&scan, pos);
-        emit(&bytes[pos..end]);
+        sink.piece(&bytes[pos..end]);
         pos = end;
     }
 }
@@ -370,6 +364,7 @@ mod sse2 {
 mod tests {
     use super::*;
     use crate::pretokenize::classes::{NUMBER, SPACE};
+    use crate::pretokenize::Each;
     use crate::test_rng::Rng;
 
     /// `R::piece_end` piece by piece: the reference.
@@ -386,9 +381,36 @@ mod tests {
         out
     }
 
+    /// A sink that takes a window's pieces in a loop of its own, as the counting and
+    /// encoding sinks do, checking what [`Sink::pieces`] promises them.
+    struct Checked<'a, 't>(&'a mut Vec<&'t [u8]>);
+
+    impl<'t> Sink<'t> for Checked<'_, 't> {
+        fn piece(&mut self, piece: &'t [u8]) {
+            self.0.push(piece);
+        }
+
+        fn pieces(&mut self, bytes: &'t [u8], mut from: usize, pos: usize, mut ends: u64) -> usize {
+            assert!(ends != 0 && from == pos && pos + 63 < bytes.len());
+            while ends != 0 {
+                let to = pos + ends.trailing_zeros() as usize;
+                assert!(from < to);
+                self.0.push(&bytes[from..to]);
+                from = to;
+                ends &= ends - 1;
+            }
+            from
+        }
+    }
+
+    /// The pieces by windows, taken one by one (the default `Sink::pieces`) and a
+    /// window at a time: both the same.
     fn by_windows<R: Rules>(text: &str) -> Vec<&[u8]> {
         let mut out = Vec::new();
-        split::<R>(text, |p| out.push(p));
+        split::<R>(text, &mut Each(|p| out.push(p)));
+        let mut taken = Vec::new();
+        split::<R>(text, &mut Checked(&mut taken));
+        assert_eq!(out, taken);
         out
     }
 
