@@ -54,11 +54,14 @@ impl<'t> PieceBatch<'t> {
         out: &mut Vec<Rank>,
         cache: &mut PieceCache,
     ) -> usize {
+        debug_assert!(from <= pos && (ends == 0 || pos + 63 < bytes.len()));
         let mut len = self.len;
         while ends != 0 {
             let to = pos + ends.trailing_zeros() as usize;
             // Below BATCH already; the modulo only spares a bounds check.
-            self.pieces[len % BATCH] = &bytes[from..to];
+            // SAFETY: `from <= to <= pos + 63 < bytes.len()` (`Sink::pieces`: the ends
+            // rise from `from`, inside the window).
+            self.pieces[len % BATCH] = unsafe { bytes.get_unchecked(from..to) };
             len += 1;
             if len == BATCH {
                 self.len = len;

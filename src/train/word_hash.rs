@@ -93,13 +93,6 @@ pub fn pack(word: &[u8]) -> u64 {
     SHORT | (n as u64) << 56 | bytes
 }
 
-/// Where [`pack_in`] stops reading `data` in place: the first offset with fewer than 8
-/// bytes after it. Computed once per batch of pieces.
-#[inline]
-pub fn in_data_bound(data: &[u8]) -> usize {
-    data.len().saturating_sub(7)
-}
-
 /// A short word's key from the 8 bytes at its start, by its length: the mask that keeps
 /// its bytes, and its length and the [`SHORT`] bit (what [`pack`] puts above them).
 const KEY_PARTS: [(u64, u64); SHORT_MAX + 1] = {
@@ -112,24 +105,43 @@ const KEY_PARTS: [(u64, u64); SHORT_MAX + 1] = {
     parts
 };
 
-/// [`pack`] of a word of at most [`SHORT_MAX`] bytes that lies in `data`, with one
-/// 8-byte load where it starts before `bound` ([`in_data_bound`] of `data`: most pieces
-/// of a document), masked to the word's bytes by a table read (no shifts by the length,
-/// no branch on it); elsewhere (a word near the end of `data`, or not in it) [`pack`]
-/// itself. The same key either way.
-#[inline(always)]
-pub fn pack_in(data: &[u8], word: &[u8], bound: usize) -> u64 {
-    let n = word.len();
-    debug_assert!(n <= SHORT_MAX);
-    // Where the word starts in `data` (wrapped far out of range if it is not in it).
-    let at = (word.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize);
-    if at < bound {
-        // `n & SHORT_MAX` is `n` (at most SHORT_MAX, a power of two minus one): no bounds
-        // check on the table.
-        let (mask, tag) = KEY_PARTS[n & SHORT_MAX];
-        return (read8(data, at) & mask) | tag;
+/// A buffer whose short words are packed in place ([`InData::pack`]): where reading 8
+/// bytes stops being possible is found once, not at every word.
+#[derive(Clone, Copy)]
+pub struct InData<'d> {
+    data: &'d [u8],
+    /// The first offset with fewer than 8 bytes of `data` from it.
+    bound: usize,
+}
+
+impl<'d> InData<'d> {
+    #[inline]
+    pub fn new(data: &'d [u8]) -> Self {
+        Self { data, bound: data.len().saturating_sub(7) }
     }
-    pack(word)
+
+    /// [`pack`] of a word of at most [`SHORT_MAX`] bytes: for a word that starts in the
+    /// buffer with 8 bytes to read (most pieces of a document), one unaligned load
+    /// masked and tagged by a table read (no shifts by the length, no branch on it);
+    /// for any other (near the buffer's end, or not in it), [`pack`] itself. The same
+    /// key either way.
+    #[inline(always)]
+    pub fn pack(&self, word: &[u8]) -> u64 {
+        let n = word.len();
+        debug_assert!(n <= SHORT_MAX);
+        // Where the word starts in `data` (wrapped far out of range if it is not in it).
+        let at = (word.as_ptr() as usize).wrapping_sub(self.data.as_ptr() as usize);
+        if at < self.bound {
+            // `n & SHORT_MAX` is `n` (at most SHORT_MAX, a power of two minus one): no
+            // bounds check on the table.
+            let (mask, tag) = KEY_PARTS[n & SHORT_MAX];
+            // SAFETY: `at < bound = data.len() - 7`, so the 8 bytes from `at` are in
+            // `data`; read unaligned, as `read8` does, without its bounds check.
+            let bytes = unsafe { self.data.as_ptr().add(at).cast::<[u8; 8]>().read_unaligned() };
+            return (u64::from_le_bytes(bytes) & mask) | tag;
+        }
+        pack(word)
+    }
 }
 
 #[cfg(test)]
@@ -213,7 +225,7 @@ mod tests {
         for start in 0..=data.len() {
             for n in 0..=SHORT_MAX.min(data.len() - start) {
                 let word = &data[start..start + n];
-                let in_place = |d: &[u8]| pack_in(d, word, in_data_bound(d));
+                let in_place = |d: &[u8]| InData::new(d).pack(word);
                 assert_eq!(in_place(&data), pack(word), "{start}+{n}");
                 assert_eq!(in_place(&other), pack(word), "{start}+{n} elsewhere");
                 assert_eq!(in_place(&data[..start + n]), pack(word), "{start}+{n} at the end");
