@@ -3,7 +3,7 @@
 
 use super::cache::PieceCache;
 use super::encode_piece_keyed;
-use crate::pretokenize::Sink;
+use crate::pretokenize::{each_piece, Sink};
 use crate::vocab::{PieceKey, Vocab};
 use crate::Rank;
 
@@ -44,35 +44,29 @@ impl<'t> PieceBatch<'t> {
         }
     }
 
-    /// [`PieceBatch::push`] of the pieces of `bytes` ending at `pos + k` for the set bits
-    /// `k` of `ends` ([`Sink::pieces`]), with the count of pieces held in a register.
+    /// [`PieceBatch::push`] of the pieces [`Sink::pieces`] is given, with the count of
+    /// pieces held in a register.
     #[inline(always)]
     fn push_ends(
         &mut self,
-        (bytes, mut from, pos, mut ends): (&'t [u8], usize, usize, u64),
+        (bytes, from, pos, ends): (&'t [u8], usize, usize, u64),
         vocab: &Vocab,
         out: &mut Vec<Rank>,
         cache: &mut PieceCache,
     ) -> usize {
-        debug_assert!(from <= pos && (ends == 0 || pos + 63 < bytes.len()));
         let mut len = self.len;
-        while ends != 0 {
-            let to = pos + ends.trailing_zeros() as usize;
+        let end = each_piece(bytes, from, pos, ends, |piece| {
             // Below BATCH already; the modulo only spares a bounds check.
-            // SAFETY: `from <= to <= pos + 63 < bytes.len()` (`Sink::pieces`: the ends
-            // rise from `from`, inside the window).
-            self.pieces[len % BATCH] = unsafe { bytes.get_unchecked(from..to) };
+            self.pieces[len % BATCH] = piece;
             len += 1;
             if len == BATCH {
                 self.len = len;
                 self.flush(vocab, out, cache);
                 len = 0;
             }
-            from = to;
-            ends &= ends - 1;
-        }
+        });
         self.len = len;
-        from
+        end
     }
 
     /// Appends the tokens of the pieces held to `out`, in order.

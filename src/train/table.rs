@@ -13,7 +13,7 @@ use super::sorted_words::SortedWords;
 use super::word_hash::{hash, hash_short, InData, SHORT_MAX};
 use crate::error::{Error, Result};
 use crate::parallel;
-use crate::pretokenize::Sink;
+use crate::pretokenize::{each_piece, Sink};
 
 /// Shards of the table (a power of two).
 const SHARDS: usize = 64;
@@ -142,7 +142,7 @@ impl<'s> Sink<'s> for ToPending<'_, 's> {
 
     #[inline(always)]
     fn pieces(&mut self, bytes: &'s [u8], from: usize, pos: usize, ends: u64) -> usize {
-        self.pending.push_ends(bytes, from, pos, ends, self.counts)
+        self.pending.push_ends((bytes, from, pos, ends), self.counts)
     }
 }
 
@@ -194,35 +194,26 @@ impl<'s> Pending<'s> {
         }
     }
 
-    /// [`Pending::push`] of the pieces of `bytes` ending at `pos + k` for the set bits `k`
-    /// of `ends` ([`Sink::pieces`]), with the count of pieces held kept in a register.
+    /// [`Pending::push`] of the pieces [`Sink::pieces`] is given, with the count of
+    /// pieces held in a register.
     #[inline(always)]
     fn push_ends(
         &mut self,
-        bytes: &'s [u8],
-        mut from: usize,
-        pos: usize,
-        mut ends: u64,
+        (bytes, from, pos, ends): (&'s [u8], usize, usize, u64),
         counts: &mut Partial,
     ) -> usize {
-        debug_assert!(from <= pos && (ends == 0 || pos + 63 < bytes.len()));
         let mut len = self.len;
-        while ends != 0 {
-            let to = pos + ends.trailing_zeros() as usize;
+        let end = each_piece(bytes, from, pos, ends, |piece| {
             // Below PENDING already; the modulo only spares a bounds check.
-            // SAFETY: `from <= to <= pos + 63 < bytes.len()` (`Sink::pieces`: the ends
-            // rise from `from`, inside the window); the checks cost a tenth of storing.
-            self.pieces[len % PENDING] = unsafe { bytes.get_unchecked(from..to) };
+            self.pieces[len % PENDING] = piece;
             len += 1;
             if len == PENDING {
                 counts.add_all(self.data, &self.pieces);
                 len = 0;
             }
-            from = to;
-            ends &= ends - 1;
-        }
+        });
         self.len = len;
-        from
+        end
     }
 
     /// Counts the pieces held into `counts`.
