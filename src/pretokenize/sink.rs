@@ -19,8 +19,9 @@ pub trait Sink<'t> {
 }
 
 /// Calls `take` with each piece [`Sink::pieces`] is given, in order; returns where the
-/// last ends. A sink that stores pieces calls it with a closure over a local count of
-/// the pieces it holds, which the compiler keeps in a register.
+/// last ends. Panics if those pieces are not in `bytes` (`from` past `pos`, or the window
+/// past the end). A sink that stores pieces calls it with a closure over a local count
+/// of the pieces it holds, which the compiler keeps in a register.
 #[inline(always)]
 pub fn each_piece<'t>(
     bytes: &'t [u8],
@@ -29,12 +30,12 @@ pub fn each_piece<'t>(
     mut ends: u64,
     mut take: impl FnMut(&'t [u8]),
 ) -> usize {
-    debug_assert!(from <= pos && (ends == 0 || pos + 63 < bytes.len()));
+    // Checked once a window instead of twice a piece (that cost a tenth of storing one).
+    assert!(ends == 0 || (from <= pos && pos + 63 < bytes.len()), "pieces outside the text");
     while ends != 0 {
         let to = pos + ends.trailing_zeros() as usize;
-        // SAFETY: `from <= to <= pos + 63 < bytes.len()` (what `Sink::pieces` is given:
-        // the ends rise from `from`, inside the window); the checks cost a tenth of
-        // storing a piece.
+        // SAFETY: `pos <= to <= pos + 63 < bytes.len()` (the assertion), and `from <= to`:
+        // the first `from` is at most `pos`, each later one the previous (lower) end.
         take(unsafe { bytes.get_unchecked(from..to) });
         from = to;
         ends &= ends - 1;
