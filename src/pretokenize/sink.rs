@@ -52,3 +52,65 @@ impl<'t, F: FnMut(&'t [u8])> Sink<'t> for Each<F> {
         (self.0)(piece);
     }
 }
+
+/// Up to `N` pieces of `data` held by a sink that handles them `N` at a time (counting's
+/// and encoding's, so that a batch's lookups overlap their cache misses).
+pub struct Held<'t, const N: usize> {
+    /// The text the pieces lie in (a short piece's key is read there in one load).
+    pub data: &'t [u8],
+    pieces: [&'t [u8]; N],
+    len: usize,
+}
+
+impl<'t, const N: usize> Held<'t, N> {
+    /// Holds none of the pieces of `data` yet.
+    pub fn new(data: &'t [u8]) -> Self {
+        Self { data, pieces: [&[]; N], len: 0 }
+    }
+
+    /// The pieces held, in order.
+    #[inline(always)]
+    pub fn pieces(&self) -> &[&'t [u8]] {
+        &self.pieces[..self.len]
+    }
+
+    /// Calls `take` with the pieces held, then holds none.
+    #[inline(always)]
+    pub fn drain(&mut self, take: impl FnOnce(&Self)) {
+        take(self);
+        self.len = 0;
+    }
+
+    /// Holds `piece`; once `N` are held, [`Held::drain`]s them into `full`.
+    #[inline(always)]
+    pub fn push(&mut self, piece: &'t [u8], full: impl FnOnce(&Self)) {
+        // Below N already; the modulo only spares a bounds check.
+        self.pieces[self.len % N] = piece;
+        self.len += 1;
+        if self.len == N {
+            self.drain(full);
+        }
+    }
+
+    /// [`Held::push`] of each piece [`Sink::pieces`] is given, with the count held in a
+    /// register; returns where the last ends.
+    #[inline(always)]
+    pub fn push_ends(
+        &mut self,
+        (bytes, from, pos, ends): (&'t [u8], usize, usize, u64),
+        mut full: impl FnMut(&Self),
+    ) -> usize {
+        let mut len = self.len;
+        let end = each_piece(bytes, from, pos, ends, |piece| {
+            self.pieces[len % N] = piece;
+            len += 1;
+            if len == N {
+                self.len = len;
+                full(self);
+                len = 0;
+            }
+        });
+        self.len = len;
+        end
+    }
+}

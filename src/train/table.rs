@@ -13,7 +13,7 @@ use super::sorted_words::SortedWords;
 use super::word_hash::{hash, hash_short, InData, SHORT_MAX};
 use crate::error::{Error, Result};
 use crate::parallel;
-use crate::pretokenize::{each_piece, Sink};
+use crate::pretokenize::{Held, Sink};
 
 /// Shards of the table (a power of two).
 const SHARDS: usize = 64;
@@ -142,7 +142,10 @@ impl<'s> Sink<'s> for ToPending<'_, 's> {
 
     #[inline(always)]
     fn pieces(&mut self, bytes: &'s [u8], from: usize, pos: usize, ends: u64) -> usize {
-        self.pending.push_ends((bytes, from, pos, ends), self.counts)
+        let counts = &mut *self.counts;
+        self.pending
+            .0
+            .push_ends((bytes, from, pos, ends), |held| counts.add_all(held.data, held.pieces()))
     }
 }
 
@@ -168,58 +171,24 @@ impl Default for ToTables {
 /// The pieces of one segment not yet counted: the splitter's callback stores each here,
 /// and every [`PENDING`] of them are counted in one loop. [`Pending::flush`] counts the
 /// rest once the segment is split.
-pub struct Pending<'s> {
-    /// The segment's bytes, which hold the pieces.
-    data: &'s [u8],
-    pieces: [&'s [u8]; PENDING],
-    /// Pieces held.
-    len: usize,
-}
+pub struct Pending<'s>(Held<'s, PENDING>);
 
 impl<'s> Pending<'s> {
+    /// Holds none of the pieces of the segment `data` yet.
     pub fn new(data: &'s [u8]) -> Self {
-        Self { data, pieces: [&[]; PENDING], len: 0 }
+        Self(Held::new(data))
     }
 
     /// Holds `piece` (of this segment), counting the pieces held into `counts` once
     /// there are [`PENDING`].
     #[inline(always)]
     pub fn push(&mut self, piece: &'s [u8], counts: &mut Partial) {
-        // Below PENDING already; the modulo only spares a bounds check.
-        self.pieces[self.len % PENDING] = piece;
-        self.len += 1;
-        if self.len == PENDING {
-            counts.add_all(self.data, &self.pieces);
-            self.len = 0;
-        }
-    }
-
-    /// [`Pending::push`] of the pieces [`Sink::pieces`] is given, with the count of
-    /// pieces held in a register.
-    #[inline(always)]
-    fn push_ends(
-        &mut self,
-        (bytes, from, pos, ends): (&'s [u8], usize, usize, u64),
-        counts: &mut Partial,
-    ) -> usize {
-        let mut len = self.len;
-        let end = each_piece(bytes, from, pos, ends, |piece| {
-            // Below PENDING already; the modulo only spares a bounds check.
-            self.pieces[len % PENDING] = piece;
-            len += 1;
-            if len == PENDING {
-                counts.add_all(self.data, &self.pieces);
-                len = 0;
-            }
-        });
-        self.len = len;
-        end
+        self.0.push(piece, |held| counts.add_all(held.data, held.pieces()));
     }
 
     /// Counts the pieces held into `counts`.
     pub fn flush(&mut self, counts: &mut Partial) {
-        counts.add_all(self.data, &self.pieces[..self.len]);
-        self.len = 0;
+        self.0.drain(|held| counts.add_all(held.data, held.pieces()));
     }
 }
 

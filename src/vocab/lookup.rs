@@ -148,7 +148,7 @@ impl PieceKey {
         let at = (piece.as_ptr() as usize).wrapping_sub(data.as_ptr() as usize);
         // `at` below `bound`: the piece starts in `data` with 16 bytes to read; a piece
         // that does not lie there (never, in practice) takes `of`, the same key.
-        if (at >= bound) | (n.wrapping_sub(1) >= IN_DATA) {
+        if n.wrapping_sub(1) >= IN_DATA || at >= bound {
             return Self::of(piece);
         }
         let shape = &SHAPES[n];
