@@ -51,6 +51,8 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
         let path = entry.expect("a directory entry").path();
         if path.is_dir() {
             rust_files(&path, out);
+        } else if path.file_name().is_some_and(|n| n == "tests.rs") {
+            // A test module of its own (declared under `#[cfg(test)]`): test code.
         } else if path.extension().is_some_and(|e| e == "rs") {
             out.push(path);
         }
