@@ -21,7 +21,9 @@ fn slot_of(key: u64) -> usize {
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BITS)) as usize
 }
 
-/// (key, count) per slot; key 0: empty. Allocated at the first word.
+/// (key, count) per slot; key 0: empty. Allocated at the first word. One more slot at the
+/// end takes the key 0 of every word that is not short, so that a batch of pieces is
+/// counted without a branch on their length ([`HotSlots::add`]); its count is never read.
 #[derive(Default)]
 pub struct HotCounts {
     slots: Vec<(u64, u64)>,
@@ -32,14 +34,14 @@ impl HotCounts {
     #[inline(always)]
     pub fn ready(&mut self) -> HotSlots<'_> {
         if self.slots.is_empty() {
-            self.slots = vec![(0, 0); SLOTS];
+            self.slots = vec![(0, 0); SLOTS + 1];
         }
         HotSlots(&mut self.slots)
     }
 
-    /// Counts one occurrence of the word of key `key` (not 0): [`HotSlots::add`].
+    /// Counts one occurrence of the word of key `key`: [`HotSlots::add`].
     #[cfg(test)]
-    fn add(&mut self, key: u64) -> Option<(u64, u64)> {
+    fn add(&mut self, key: u64) -> (u64, u64) {
         self.ready().add(key)
     }
 
@@ -49,24 +51,28 @@ impl HotCounts {
     }
 }
 
-/// [`HotCounts`]' slots, allocated ([`HotCounts::ready`]): `SLOTS` of them.
+/// [`HotCounts`]' slots, allocated ([`HotCounts::ready`]): `SLOTS + 1` of them.
 pub struct HotSlots<'a>(&'a mut [(u64, u64)]);
 
 impl HotSlots<'_> {
-    /// Counts one occurrence of the word of key `key` (not 0). Returns the word it
-    /// displaced and that word's count, which the caller must add to its table.
+    /// Counts one occurrence of the short word of key `key`, or nothing for key 0 (a
+    /// word that is not short). Returns the word it displaced and that word's count,
+    /// which the caller must add to its table, or key 0 if it displaced none. No branch:
+    /// whether a word is found is in no order a predictor learns either.
     #[inline(always)]
-    pub fn add(&mut self, key: u64) -> Option<(u64, u64)> {
-        debug_assert_ne!(key, 0);
-        debug_assert_eq!(self.0.len(), SLOTS);
-        // SAFETY: `slot_of` is below SLOTS, the slots' length (`HotCounts::ready`).
-        let slot = unsafe { self.0.get_unchecked_mut(slot_of(key)) };
-        if slot.0 == key {
-            slot.1 += 1;
-            return None;
+    pub fn add(&mut self, key: u64) -> (u64, u64) {
+        debug_assert_eq!(self.0.len(), SLOTS + 1);
+        let i = if key == 0 { SLOTS } else { slot_of(key) };
+        // SAFETY: `i` is at most SLOTS, below the slots' length (`HotCounts::ready`).
+        let slot = unsafe { self.0.get_unchecked_mut(i) };
+        let (old, count) = *slot;
+        let found = old == key;
+        *slot = (key, if found { count + 1 } else { 1 });
+        if found {
+            (0, 0)
+        } else {
+            (old, count)
         }
-        let old = std::mem::replace(slot, (key, 1));
-        (old.0 != 0).then_some(old)
     }
 }
 
@@ -89,9 +95,12 @@ mod tests {
             // A few frequent keys and many rare ones.
             let key = if i % 3 == 0 { 1 + (x >> 60) } else { 1 + (x >> 45) };
             *want.entry(key).or_default() += 1;
-            if let Some((k, n)) = hot.add(key) {
+            let (k, n) = hot.add(key);
+            if k != 0 {
                 *got.entry(k).or_default() += n;
             }
+            // A word that is not short (key 0) is not counted, and displaces nothing.
+            assert_eq!(hot.add(0), (0, 0));
         }
         let displaced = got.values().sum::<u64>();
         assert!(displaced > 100_000, "most keys displace others: {displaced}");

@@ -10,7 +10,7 @@ use super::budget;
 use super::hot::HotCounts;
 use super::pieces::PieceTable;
 use super::sorted_words::SortedWords;
-use super::word_hash::{hash, hash_short, InData, SHORT_MAX};
+use super::word_hash::{hash, hash_short, InData};
 use crate::error::{Error, Result};
 use crate::parallel;
 use crate::pretokenize::{Held, Sink};
@@ -87,43 +87,47 @@ impl Partial {
     }
 
     /// Counts one occurrence of each of `pieces`, which lie in `data` (a short piece's
-    /// key is read there in one load). Out of line: the splitter's callback only stores
-    /// pieces ([`Pending`]), so its call is cheap, and this loop runs over many. A short
-    /// piece is counted in `hot`, where most are found; what goes to the tables (the
-    /// short words `hot` displaces, with their counts, and the long pieces) is hashed and
-    /// its home slot asked for first, then counted: a slot of a rare word is a cache
-    /// miss, and this way the misses of a batch overlap instead of following one another
-    /// (see "Counting" in docs/design.md).
+    /// key is read there in one load). Out of line: the splitter's sink only stores
+    /// pieces ([`Pending`]), and this runs over many. Every piece first goes through
+    /// `hot`, without a branch (a long piece, key 0, counts nowhere there): short and
+    /// long pieces, and found and displaced words, follow each other in no order a
+    /// predictor learns. What goes to the tables (the short words `hot` displaces, with
+    /// their counts, and the long pieces) is then hashed and its home slot asked for,
+    /// and only then counted: a slot of a rare word is a cache miss, and this way the
+    /// misses of a batch overlap instead of following one another (see "Counting" in
+    /// docs/design.md).
     #[inline(never)]
     fn add_all(&mut self, data: &[u8], pieces: &[&[u8]]) {
         let Self { shards, hot, scratch } = self;
         // What goes to the tables, in `scratch` (kept, not cleared per call: only the
-        // first `n` entries are read, each written first).
-        let ToTables { keys, hashes, counts, long } = &mut **scratch;
+        // first `shorts` and `longs` entries are read, each written first).
+        let ToTables { keys, counts, hashes, long, long_hashes } = &mut **scratch;
         let mut hot = hot.ready();
         let in_data = InData::new(data);
-        let mut n = 0;
+        let (mut shorts, mut longs) = (0, 0);
         for (j, &piece) in pieces.iter().enumerate() {
-            // Below PENDING (one per piece); the modulo only spares bounds checks.
-            let i = n % PENDING;
-            if piece.len() <= SHORT_MAX {
-                let Some((key, count)) = hot.add(in_data.pack(piece)) else {
-                    continue;
-                };
-                (keys[i], counts[i], hashes[i]) = (key, count, hash_short(key));
-            } else {
-                (keys[i], long[i], hashes[i]) = (0, j, hash(piece));
-            }
-            shards[shard_of(hashes[i])].prefetch_slot(hashes[i]);
-            n += 1;
+            let key = in_data.key(piece);
+            // Both stored every time, kept by moving the count past them or not. Each
+            // count is below PENDING (one per piece); the modulo spares bounds checks.
+            (keys[shorts % PENDING], counts[shorts % PENDING]) = hot.add(key);
+            shorts += (keys[shorts % PENDING] != 0) as usize;
+            long[longs % PENDING] = j;
+            longs += (key == 0) as usize;
         }
-        for i in 0..n {
-            let h = hashes[i];
-            let shard = &mut shards[shard_of(h)];
-            match keys[i] {
-                0 => *shard.entry(pieces[long[i]], h).0 += 1,
-                key => shard.add_short(key, h, counts[i]),
-            }
+        for i in 0..shorts {
+            hashes[i] = hash_short(keys[i]);
+            shards[shard_of(hashes[i])].prefetch_slot(hashes[i]);
+        }
+        for i in 0..longs {
+            long_hashes[i] = hash(pieces[long[i]]);
+            shards[shard_of(long_hashes[i])].prefetch_slot(long_hashes[i]);
+        }
+        for i in 0..shorts {
+            shards[shard_of(hashes[i])].add_short(keys[i], hashes[i], counts[i]);
+        }
+        for i in 0..longs {
+            let h = long_hashes[i];
+            *shards[shard_of(h)].entry(pieces[long[i]], h).0 += 1;
         }
     }
 }
@@ -152,19 +156,21 @@ impl<'s> Sink<'s> for ToPending<'_, 's> {
 /// Pieces gathered for [`Partial::add_all`] at a time.
 const PENDING: usize = 64;
 
-/// What [`Partial::add_all`] sends to the tables from one call: a short word's key (0 for
-/// a long piece, `pieces[long[i]]`), its hash and its count. Kept in the partial so that
-/// no call clears 2 KiB of stack.
+/// What [`Partial::add_all`] sends to the tables from one call: the short words `hot`
+/// displaced (key, count and hash), and the long pieces (`pieces[long[i]]`) and their
+/// hashes. Kept in the partial so that no call clears 2.5 KiB of stack.
 struct ToTables {
     keys: [u64; PENDING],
-    hashes: [u64; PENDING],
     counts: [u64; PENDING],
+    hashes: [u64; PENDING],
     long: [usize; PENDING],
+    long_hashes: [u64; PENDING],
 }
 
 impl Default for ToTables {
     fn default() -> Self {
-        Self { keys: [0; PENDING], hashes: [0; PENDING], counts: [0; PENDING], long: [0; PENDING] }
+        let none = [0; PENDING];
+        Self { keys: none, counts: none, hashes: none, long: [0; PENDING], long_hashes: none }
     }
 }
 
@@ -316,6 +322,7 @@ fn absorb(shard: &mut PieceTable, partial: PieceTable) -> u64 {
 mod tests {
     use super::*;
     use crate::test_rng::Rng;
+    use crate::train::word_hash::SHORT_MAX;
     use std::collections::HashMap;
 
     /// Pieces counted through `Pending` and folded give each word's exact count: short

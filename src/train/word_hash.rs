@@ -94,9 +94,10 @@ pub fn pack(word: &[u8]) -> u64 {
 }
 
 /// A short word's key from the 8 bytes at its start, by its length: the mask that keeps
-/// its bytes, and its length and the [`SHORT`] bit (what [`pack`] puts above them).
-const KEY_PARTS: [(u64, u64); SHORT_MAX + 1] = {
-    let mut parts = [(0, 0); SHORT_MAX + 1];
+/// its bytes, and its length and the [`SHORT`] bit (what [`pack`] puts above them). The
+/// last entry, for every longer word, makes its key 0.
+const KEY_PARTS: [(u64, u64); SHORT_MAX + 2] = {
+    let mut parts = [(0, 0); SHORT_MAX + 2];
     let mut n = 0;
     while n <= SHORT_MAX {
         parts[n] = ((1 << (8 * n)) - 1, SHORT | (n as u64) << 56);
@@ -105,8 +106,8 @@ const KEY_PARTS: [(u64, u64); SHORT_MAX + 1] = {
     parts
 };
 
-/// A buffer whose short words are packed in place ([`InData::pack`]): where reading 8
-/// bytes stops being possible is found once, not at every word.
+/// A buffer whose words are packed in place ([`InData::key`]): where reading 8 bytes
+/// stops being possible is found once, not at every word.
 #[derive(Clone, Copy)]
 pub struct InData<'d> {
     data: &'d [u8],
@@ -120,27 +121,28 @@ impl<'d> InData<'d> {
         Self { data, bound: data.len().saturating_sub(7) }
     }
 
-    /// [`pack`] of a word of at most [`SHORT_MAX`] bytes: for a word that starts in the
-    /// buffer with 8 bytes to read (most pieces of a document), one unaligned load
-    /// masked and tagged by a table read (no shifts by the length, no branch on it);
-    /// for any other (near the buffer's end, or not in it), [`pack`] itself. The same
-    /// key either way.
+    /// [`pack`] of a word of at most [`SHORT_MAX`] bytes, 0 for a longer one. For a word
+    /// that starts in the buffer with 8 bytes to read (most pieces of a document), one
+    /// unaligned load masked and tagged by a table read: no shifts by the length, and no
+    /// branch on it, so short and long words in no learnable order cost no mispredicts.
+    /// Any other word (near the buffer's end, or not in it) takes [`pack`] itself.
     #[inline(always)]
-    pub fn pack(&self, word: &[u8]) -> u64 {
+    pub fn key(&self, word: &[u8]) -> u64 {
         let n = word.len();
-        debug_assert!(n <= SHORT_MAX);
         // Where the word starts in `data` (wrapped far out of range if it is not in it).
         let at = (word.as_ptr() as usize).wrapping_sub(self.data.as_ptr() as usize);
         if at < self.bound {
-            // `n & SHORT_MAX` is `n` (at most SHORT_MAX, a power of two minus one): no
-            // bounds check on the table.
-            let (mask, tag) = KEY_PARTS[n & SHORT_MAX];
+            let (mask, tag) = KEY_PARTS[n.min(SHORT_MAX + 1)];
             // SAFETY: `at < bound = data.len() - 7`, so the 8 bytes from `at` are in
             // `data`; read unaligned, as `read8` does, without its bounds check.
             let bytes = unsafe { self.data.as_ptr().add(at).cast::<[u8; 8]>().read_unaligned() };
             return (u64::from_le_bytes(bytes) & mask) | tag;
         }
-        pack(word)
+        if n <= SHORT_MAX {
+            pack(word)
+        } else {
+            0
+        }
     }
 }
 
@@ -216,19 +218,21 @@ mod tests {
         assert_eq!(collisions, 0, "full 64-bit collisions among {} words", all.len());
     }
 
-    /// Every short word at every place of a buffer (its end included), and words of other
-    /// buffers, pack the same read in place as read alone.
+    /// Every word at every place of a buffer (its end included), and words of other
+    /// buffers, get the same key read in place as read alone: a short word's [`pack`], a
+    /// longer one's 0.
     #[test]
-    fn packing_in_place_gives_the_same_key() {
+    fn keys_in_place_are_the_keys_read_alone() {
         let data: Vec<u8> = (0..40u32).map(|i| (i * 73 + 200) as u8).collect();
         let other = data.clone();
         for start in 0..=data.len() {
-            for n in 0..=SHORT_MAX.min(data.len() - start) {
+            for n in 0..=(data.len() - start) {
                 let word = &data[start..start + n];
-                let in_place = |d: &[u8]| InData::new(d).pack(word);
-                assert_eq!(in_place(&data), pack(word), "{start}+{n}");
-                assert_eq!(in_place(&other), pack(word), "{start}+{n} elsewhere");
-                assert_eq!(in_place(&data[..start + n]), pack(word), "{start}+{n} at the end");
+                let want = if n <= SHORT_MAX { pack(word) } else { 0 };
+                let in_place = |d: &[u8]| InData::new(d).key(word);
+                assert_eq!(in_place(&data), want, "{start}+{n}");
+                assert_eq!(in_place(&other), want, "{start}+{n} elsewhere");
+                assert_eq!(in_place(&data[..start + n]), want, "{start}+{n} at the end");
             }
         }
     }
