@@ -20,6 +20,7 @@ pub mod budget;
 mod candidate;
 mod checkpoints;
 pub mod combine;
+mod count_sink;
 pub mod counter;
 pub mod feed;
 mod hot;

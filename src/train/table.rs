@@ -7,13 +7,13 @@ use rayon::prelude::*;
 use rayon::ThreadPool;
 
 use super::budget;
+use super::count_sink::Queued;
 use super::hot::HotCounts;
 use super::pieces::PieceTable;
 use super::sorted_words::SortedWords;
-use super::word_hash::{hash, hash_short, InData};
+use super::word_hash::{hash, hash_short};
 use crate::error::{Error, Result};
 use crate::parallel;
-use crate::pretokenize::{Held, Sink};
 
 /// Shards of the table (a power of two).
 const SHARDS: usize = 64;
@@ -21,7 +21,7 @@ const SHARDS: usize = 64;
 /// The shard of a word of hash `h`: its top bits (the slot within a shard takes the low
 /// ones), so a word always lands in one shard.
 #[inline(always)]
-fn shard_of(h: u64) -> usize {
+pub(super) fn shard_of(h: u64) -> usize {
     (h >> (64 - SHARDS.trailing_zeros())) as usize
 }
 
@@ -34,11 +34,11 @@ fn empty_shards() -> Vec<PieceTable> {
 pub struct Partial {
     /// One table per shard of the table (an array: a shard index needs no bounds check).
     shards: [PieceTable; SHARDS],
-    /// Recent short words counted by [`Partial::add_all`], moved into `shards` when
+    /// Recent short words counted by a [`CountSink`](super::count_sink::CountSink), moved into `shards` when
     /// displaced, and all at once by [`Partial::distinct`] or the fold.
     hot: HotCounts,
-    /// [`Partial::add_all`]'s scratch.
-    scratch: Box<ToTables>,
+    /// What goes to the tables, queued by a [`CountSink`](super::count_sink::CountSink).
+    scratch: Box<Queued>,
 }
 
 impl Default for Partial {
@@ -86,115 +86,16 @@ impl Partial {
         *self.shards[shard_of(h)].entry(piece, h).0 += 1;
     }
 
-    /// Counts one occurrence of each of `pieces`, which lie in `data` (a short piece's
-    /// key is read there in one load). Out of line: the splitter's sink only stores
-    /// pieces ([`Pending`]), and this runs over many. Every piece first goes through
-    /// `hot`, without a branch (a long piece, key 0, counts nowhere there): short and
-    /// long pieces, and found and displaced words, follow each other in no order a
-    /// predictor learns. What goes to the tables (the short words `hot` displaces, with
-    /// their counts, and the long pieces) is then hashed and its home slot asked for,
-    /// and only then counted: a slot of a rare word is a cache miss, and this way the
-    /// misses of a batch overlap instead of following one another (see "Counting" in
-    /// docs/design.md).
-    #[inline(never)]
-    fn add_all(&mut self, data: &[u8], pieces: &[&[u8]]) {
-        let Self { shards, hot, scratch } = self;
-        // What goes to the tables, in `scratch` (kept, not cleared per call: only the
-        // first `shorts` and `longs` entries are read, each written first).
-        let ToTables { keys, counts, hashes, long, long_hashes } = &mut **scratch;
-        let mut hot = hot.ready();
-        let in_data = InData::new(data);
-        let (mut shorts, mut longs) = (0, 0);
-        for (j, &piece) in pieces.iter().enumerate() {
-            let key = in_data.key(piece);
-            // Both stored every time, kept by moving the count past them or not. Each
-            // count is below PENDING (one per piece); the modulo spares bounds checks.
-            (keys[shorts % PENDING], counts[shorts % PENDING]) = hot.add(key);
-            shorts += (keys[shorts % PENDING] != 0) as usize;
-            long[longs % PENDING] = j;
-            longs += (key == 0) as usize;
-        }
-        for i in 0..shorts {
-            hashes[i] = hash_short(keys[i]);
-            shards[shard_of(hashes[i])].prefetch_slot(hashes[i]);
-        }
-        for i in 0..longs {
-            long_hashes[i] = hash(pieces[long[i]]);
-            shards[shard_of(long_hashes[i])].prefetch_slot(long_hashes[i]);
-        }
-        for i in 0..shorts {
-            shards[shard_of(hashes[i])].add_short(keys[i], hashes[i], counts[i]);
-        }
-        for i in 0..longs {
-            let h = long_hashes[i];
-            *shards[shard_of(h)].entry(pieces[long[i]], h).0 += 1;
-        }
-    }
-}
-
-/// The splitter's pieces, stored ([`Pending`]) and counted in `Partial`.
-pub struct ToPending<'p, 's> {
-    pub pending: &'p mut Pending<'s>,
-    pub counts: &'p mut Partial,
-}
-
-impl<'s> Sink<'s> for ToPending<'_, 's> {
+    /// The hot slots and the queue for the tables, for a [`CountSink`](super::count_sink::CountSink).
     #[inline(always)]
-    fn piece(&mut self, piece: &'s [u8]) {
-        self.pending.push(piece, self.counts);
+    pub(super) fn hot_and_queue(&mut self) -> (&mut HotCounts, &mut Queued) {
+        (&mut self.hot, &mut self.scratch)
     }
 
+    /// The shards and the queue for the tables, for a [`CountSink`](super::count_sink::CountSink).
     #[inline(always)]
-    fn pieces(&mut self, bytes: &'s [u8], from: usize, pos: usize, ends: u64) -> usize {
-        let counts = &mut *self.counts;
-        self.pending
-            .0
-            .push_ends((bytes, from, pos, ends), |held| counts.add_all(held.data, held.pieces()))
-    }
-}
-
-/// Pieces gathered for [`Partial::add_all`] at a time.
-const PENDING: usize = 64;
-
-/// What [`Partial::add_all`] sends to the tables from one call: the short words `hot`
-/// displaced (key, count and hash), and the long pieces (`pieces[long[i]]`) and their
-/// hashes. Kept in the partial so that no call clears 2.5 KiB of stack.
-struct ToTables {
-    keys: [u64; PENDING],
-    counts: [u64; PENDING],
-    hashes: [u64; PENDING],
-    long: [usize; PENDING],
-    long_hashes: [u64; PENDING],
-}
-
-impl Default for ToTables {
-    fn default() -> Self {
-        let none = [0; PENDING];
-        Self { keys: none, counts: none, hashes: none, long: [0; PENDING], long_hashes: none }
-    }
-}
-
-/// The pieces of one segment not yet counted: the splitter's callback stores each here,
-/// and every [`PENDING`] of them are counted in one loop. [`Pending::flush`] counts the
-/// rest once the segment is split.
-pub struct Pending<'s>(Held<'s, PENDING>);
-
-impl<'s> Pending<'s> {
-    /// Holds none of the pieces of the segment `data` yet.
-    pub fn new(data: &'s [u8]) -> Self {
-        Self(Held::new(data))
-    }
-
-    /// Holds `piece` (of this segment), counting the pieces held into `counts` once
-    /// there are [`PENDING`].
-    #[inline(always)]
-    pub fn push(&mut self, piece: &'s [u8], counts: &mut Partial) {
-        self.0.push(piece, |held| counts.add_all(held.data, held.pieces()));
-    }
-
-    /// Counts the pieces held into `counts`.
-    pub fn flush(&mut self, counts: &mut Partial) {
-        self.0.drain(|held| counts.add_all(held.data, held.pieces()));
+    pub(super) fn shards_and_queue(&mut self) -> (&mut [PieceTable; SHARDS], &mut Queued) {
+        (&mut self.shards, &mut self.scratch)
     }
 }
 
@@ -321,11 +222,13 @@ fn absorb(shard: &mut PieceTable, partial: PieceTable) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pretokenize::Sink;
     use crate::test_rng::Rng;
+    use crate::train::count_sink::CountSink;
     use crate::train::word_hash::SHORT_MAX;
     use std::collections::HashMap;
 
-    /// Pieces counted through `Pending` and folded give each word's exact count: short
+    /// Pieces counted through a `CountSink` and folded give each word's exact count: short
     /// words frequent and rare (many more than the hot slots, so most displace others),
     /// long ones, pieces at the end of their data (read without the one-load key), and
     /// the same words counted again in a second batch over a table that holds them.
@@ -356,13 +259,31 @@ mod tests {
                 // Each half in its own data, so its last pieces end the data.
                 let own: Vec<u8> = data[half[0].start..half[half.len() - 1].end].to_vec();
                 let base = half[0].start;
-                let mut pending = Pending::new(&own);
-                for r in half {
-                    let piece = &own[r.start - base..r.end - base];
-                    *want.entry(piece.to_vec()).or_default() += 1;
-                    pending.push(piece, &mut partials[k]);
+                let mut sink = CountSink::new(&mut partials[k], &own);
+                let mut i = 0;
+                while i < half.len() {
+                    let (from, end) = (half[i].start - base, half[i].end - base);
+                    *want.entry(own[from..end].to_vec()).or_default() += 1;
+                    // Every other piece starts a window of the pieces that end in its
+                    // 64 bytes, handed over at once as the splitter does.
+                    if i % 2 == 1 || from + 63 >= own.len() {
+                        sink.piece(&own[from..end]);
+                        i += 1;
+                        continue;
+                    }
+                    let mut ends = 0u64;
+                    while i < half.len() && half[i].end - base <= from + 63 {
+                        let r = &half[i];
+                        if ends != 0 {
+                            *want.entry(own[r.start - base..r.end - base].to_vec()).or_default() +=
+                                1;
+                        }
+                        ends |= 1 << (r.end - base - from);
+                        i += 1;
+                    }
+                    assert_eq!(sink.pieces(&own, from, from, ends), half[i - 1].end - base);
                 }
-                pending.flush(&mut partials[k]);
+                sink.finish();
             }
             // The second round is folded without asking first (the fold moves the hot
             // counts itself).

@@ -2,7 +2,8 @@
 //! longer than the maximum token length cut, and whatever is not kept as ordinary text
 //! tallied in the ledger.
 
-use super::table::{Partial, Pending, ToPending};
+use super::count_sink::CountSink;
+use super::table::Partial;
 use crate::document::Segment;
 use crate::ledger::Ledger;
 use crate::pretokenize::{Each, Pattern, Sink};
@@ -52,24 +53,20 @@ impl WordSplitter {
         counts: &mut Partial,
         ledger: &mut Ledger,
     ) -> Result<(), fancy_regex::Error> {
-        // The pieces are only stored here (inlined into the splitter's loop, a window's
-        // pieces in one loop): a call per piece that held the table's work cost as much
-        // as a lookup.
-        let mut pending = Pending::new(seg.data);
+        // Counted as the splitter hands the pieces over, a window's pieces in one loop
+        // (see `CountSink`).
+        let mut sink = CountSink::new(counts, seg.data);
         let split = match self.max_token_length {
-            None => {
-                let mut sink = ToPending { pending: &mut pending, counts };
-                self.split_into(seg, index, ledger, &mut sink)
-            }
+            None => self.split_into(seg, index, ledger, &mut sink),
             Some(_) => self.count_each(
                 seg,
                 index,
                 ledger,
                 #[inline(always)]
-                |word| pending.push(word, counts),
+                |word| sink.piece(word),
             ),
         };
-        pending.flush(counts);
+        sink.finish();
         split
     }
 
