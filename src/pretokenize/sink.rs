@@ -25,18 +25,32 @@ pub trait Sink<'t> {
 #[inline(always)]
 pub fn each_piece<'t>(
     bytes: &'t [u8],
-    mut from: usize,
+    from: usize,
     pos: usize,
-    mut ends: u64,
+    ends: u64,
     mut take: impl FnMut(&'t [u8]),
 ) -> usize {
     // Checked once a window instead of twice a piece (that cost a tenth of storing one).
     assert!(ends == 0 || (from <= pos && pos + 63 < bytes.len()), "pieces outside the text");
-    while ends != 0 {
-        let to = pos + ends.trailing_zeros() as usize;
+    each_end(from, pos, ends, |from, to| {
         // SAFETY: `pos <= to <= pos + 63 < bytes.len()` (the assertion), and `from <= to`:
         // the first `from` is at most `pos`, each later one the previous (lower) end.
-        take(unsafe { bytes.get_unchecked(from..to) });
+        take(unsafe { bytes.get_unchecked(from..to) })
+    })
+}
+
+/// [`each_piece`] by offsets: calls `take` with where each piece starts and ends, for a
+/// sink that finds them by offset rather than by slice.
+#[inline(always)]
+pub fn each_end(
+    mut from: usize,
+    pos: usize,
+    mut ends: u64,
+    mut take: impl FnMut(usize, usize),
+) -> usize {
+    while ends != 0 {
+        let to = pos + ends.trailing_zeros() as usize;
+        take(from, to);
         from = to;
         ends &= ends - 1;
     }

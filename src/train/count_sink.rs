@@ -5,7 +5,7 @@
 use super::hot::HotSlots;
 use super::table::{shard_of, Partial};
 use super::word_hash::{hash, hash_short, InData};
-use crate::pretokenize::{each_piece, Sink};
+use crate::pretokenize::{each_end, Sink};
 
 /// Entries queued for the tables (each half).
 const QUEUED: usize = 128;
@@ -66,14 +66,7 @@ impl<'p, 's> CountSink<'p, 's> {
     #[inline(always)]
     fn tally(&mut self) -> Tally<'_, 's> {
         let (hot, queued) = self.counts.hot_and_queue();
-        Tally {
-            hot: hot.ready(),
-            queued,
-            data: self.data,
-            base: self.bytes.as_ptr() as usize,
-            shorts: self.shorts,
-            longs: self.longs,
-        }
+        Tally { hot: hot.ready(), queued, data: self.data, shorts: self.shorts, longs: self.longs }
     }
 
     /// Flushes the queue if the next window's pieces (at most 64, each queued in one half
@@ -115,19 +108,29 @@ impl<'p, 's> CountSink<'p, 's> {
 impl<'s> Sink<'s> for CountSink<'_, 's> {
     #[inline(always)]
     fn piece(&mut self, piece: &'s [u8]) {
+        let at = (piece.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
         let mut tally = self.tally();
-        tally.add(piece);
+        tally.add(at, piece.len());
         (self.shorts, self.longs) = (tally.shorts, tally.longs);
         self.make_room();
     }
 
     #[inline(always)]
     fn pieces(&mut self, bytes: &'s [u8], from: usize, pos: usize, ends: u64) -> usize {
+        // Where the window's text starts in the segment, checked once: the pieces are
+        // then taken by their offsets, never as slices.
+        let off = (bytes.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+        assert!(
+            off <= self.bytes.len() && bytes.len() <= self.bytes.len() - off,
+            "a window outside the segment"
+        );
         let mut tally = self.tally();
-        let end = each_piece(bytes, from, pos, ends, |piece| tally.add(piece));
+        // In the segment's offsets, so the window's offset is not one more value the loop
+        // keeps (its registers are all taken).
+        let end = each_end(off + from, off + pos, ends, |from, to| tally.add(from, to - from));
         (self.shorts, self.longs) = (tally.shorts, tally.longs);
         self.make_room();
-        end
+        end - off
     }
 }
 
@@ -137,28 +140,26 @@ struct Tally<'a, 's> {
     hot: HotSlots<'a>,
     queued: &'a mut Queued,
     data: InData<'s>,
-    /// Where the segment starts in memory.
-    base: usize,
     shorts: usize,
     longs: usize,
 }
 
-impl<'s> Tally<'_, 's> {
-    /// Counts `piece` into `hot`, with no branch on it: short and long pieces, and words
-    /// found and displaced, follow each other in no order a predictor learns. A long
-    /// piece (key 0) counts nowhere in `hot`; the displaced word and the long piece are
-    /// stored every time and kept by moving a count past them.
+impl Tally<'_, '_> {
+    /// Counts the piece of `n` bytes at `at` in the segment into `hot`, with no branch on
+    /// it: short and long pieces, and words found and displaced, follow each other in no
+    /// order a predictor learns. A long piece (key 0) counts nowhere in `hot`; the
+    /// displaced word and the long piece are stored every time and kept by moving a
+    /// count past them.
     #[inline(always)]
-    fn add(&mut self, piece: &'s [u8]) {
-        let key = self.data.key(piece);
-        let (old, n) = self.hot.add(key);
+    fn add(&mut self, at: usize, n: usize) {
+        let key = self.data.key_at(at, n);
+        let (old, count) = self.hot.add(key);
         let q = &mut *self.queued;
         // Below QUEUED (flushed before a window could pass it); the modulo spares bounds
         // checks.
-        (q.keys[self.shorts % QUEUED], q.counts[self.shorts % QUEUED]) = (old, n);
+        (q.keys[self.shorts % QUEUED], q.counts[self.shorts % QUEUED]) = (old, count);
         self.shorts += (old != 0) as usize;
-        q.long_at[self.longs % QUEUED] = (piece.as_ptr() as usize).wrapping_sub(self.base);
-        q.long_len[self.longs % QUEUED] = piece.len();
+        (q.long_at[self.longs % QUEUED], q.long_len[self.longs % QUEUED]) = (at, n);
         self.longs += (key == 0) as usize;
     }
 }

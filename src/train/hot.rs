@@ -57,8 +57,8 @@ pub struct HotSlots<'a>(&'a mut [(u64, u64)]);
 impl HotSlots<'_> {
     /// Counts one occurrence of the short word of key `key`, or nothing for key 0 (a
     /// word that is not short). Returns the word it displaced and that word's count,
-    /// which the caller must add to its table, or key 0 if it displaced none. No branch:
-    /// whether a word is found is in no order a predictor learns either.
+    /// which the caller must add to its table, or key 0 (and any count) if it displaced
+    /// none. No branch: whether a word is found is in no order a predictor learns either.
     #[inline(always)]
     pub fn add(&mut self, key: u64) -> (u64, u64) {
         debug_assert_eq!(self.0.len(), SLOTS + 1);
@@ -68,11 +68,7 @@ impl HotSlots<'_> {
         let (old, count) = *slot;
         let found = old == key;
         *slot = (key, if found { count + 1 } else { 1 });
-        if found {
-            (0, 0)
-        } else {
-            (old, count)
-        }
+        (if found { 0 } else { old }, count)
     }
 }
 
@@ -100,7 +96,7 @@ mod tests {
                 *got.entry(k).or_default() += n;
             }
             // A word that is not short (key 0) is not counted, and displaces nothing.
-            assert_eq!(hot.add(0), (0, 0));
+            assert_eq!(hot.add(0).0, 0);
         }
         let displaced = got.values().sum::<u64>();
         assert!(displaced > 100_000, "most keys displace others: {displaced}");
