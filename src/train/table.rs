@@ -7,7 +7,6 @@ use rayon::prelude::*;
 use rayon::ThreadPool;
 
 use super::budget;
-use super::count_sink::Queued;
 use super::hot::HotCounts;
 use super::pieces::PieceTable;
 use super::sorted_words::SortedWords;
@@ -96,6 +95,36 @@ impl Partial {
     #[inline(always)]
     pub(super) fn shards_and_queue(&mut self) -> (&mut [PieceTable; SHARDS], &mut Queued) {
         (&mut self.shards, &mut self.scratch)
+    }
+}
+
+/// Entries queued for the tables (each half).
+pub(super) const QUEUED: usize = 128;
+
+/// What a partial's [`CountSink`](super::count_sink::CountSink) sends to its tables, queued: the short words `hot` displaced (key, count and
+/// hash), and the long pieces (where they start in the segment, their length and hash).
+/// Kept in the partial so that no segment clears 5 KiB of stack; only the first
+/// `shorts` and `longs` entries are read, each written first.
+pub struct Queued {
+    pub(super) keys: [u64; QUEUED],
+    pub(super) counts: [u64; QUEUED],
+    pub(super) hashes: [u64; QUEUED],
+    pub(super) long_at: [usize; QUEUED],
+    pub(super) long_len: [usize; QUEUED],
+    pub(super) long_hashes: [u64; QUEUED],
+}
+
+impl Default for Queued {
+    fn default() -> Self {
+        let (none, at) = ([0; QUEUED], [0; QUEUED]);
+        Self {
+            keys: none,
+            counts: none,
+            hashes: none,
+            long_at: at,
+            long_len: at,
+            long_hashes: none,
+        }
     }
 }
 
@@ -217,87 +246,4 @@ fn absorb(shard: &mut PieceTable, partial: PieceTable) -> u64 {
     let mut added = 0;
     shard.absorb(&partial, |word| added += budget::table_entry(word.len() as u64));
     added
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::pretokenize::Sink;
-    use crate::test_rng::Rng;
-    use crate::train::count_sink::CountSink;
-    use crate::train::word_hash::SHORT_MAX;
-    use std::collections::HashMap;
-
-    /// Pieces counted through a `CountSink` and folded give each word's exact count: short
-    /// words frequent and rare (many more than the hot slots, so most displace others),
-    /// long ones, pieces at the end of their data (read without the one-load key), and
-    /// the same words counted again in a second batch over a table that holds them.
-    #[test]
-    fn folded_counts_are_exact() {
-        let mut rng = Rng(3);
-        let mut next = move || rng.next() as usize;
-        let mut want: HashMap<Vec<u8>, u64> = HashMap::new();
-        let mut table = WordTable::default();
-        let pool = parallel::pool(Some(2));
-        for round in 0..2 {
-            let mut data = Vec::new();
-            let mut cuts = Vec::new();
-            for i in 0..60_000 {
-                let len = match i % 4 {
-                    0 => 1 + next() % 3,
-                    1 | 2 => 1 + next() % SHORT_MAX,
-                    _ => 1 + next() % 40,
-                };
-                // A small alphabet for the frequent short words, a wide one for the rest.
-                let wide = i % 4 != 0;
-                let start = data.len();
-                data.extend((0..len).map(|_| if wide { next() as u8 } else { b"ab"[next() % 2] }));
-                cuts.push(start..data.len());
-            }
-            let mut partials = vec![Partial::default(), Partial::with_capacity(1000)];
-            for (k, half) in cuts.chunks(cuts.len() / 2).enumerate() {
-                // Each half in its own data, so its last pieces end the data.
-                let own: Vec<u8> = data[half[0].start..half[half.len() - 1].end].to_vec();
-                let base = half[0].start;
-                let mut sink = CountSink::new(&mut partials[k], &own);
-                let mut i = 0;
-                while i < half.len() {
-                    let (from, end) = (half[i].start - base, half[i].end - base);
-                    *want.entry(own[from..end].to_vec()).or_default() += 1;
-                    // Every other piece starts a window of the pieces that end in its
-                    // 64 bytes, handed over at once as the splitter does.
-                    if i % 2 == 1 || from + 63 >= own.len() {
-                        sink.piece(&own[from..end]);
-                        i += 1;
-                        continue;
-                    }
-                    let mut ends = 0u64;
-                    while i < half.len() && half[i].end - base <= from + 63 {
-                        let r = &half[i];
-                        if ends != 0 {
-                            *want.entry(own[r.start - base..r.end - base].to_vec()).or_default() +=
-                                1;
-                        }
-                        ends |= 1 << (r.end - base - from);
-                        i += 1;
-                    }
-                    assert_eq!(sink.pieces(&own, from, from, ends), half[i - 1].end - base);
-                }
-                sink.finish();
-            }
-            // The second round is folded without asking first (the fold moves the hot
-            // counts itself).
-            if round == 0 {
-                let distinct: usize = partials.iter_mut().map(Partial::distinct).sum();
-                assert!(distinct > 4_000 && distinct < 120_000, "{distinct}");
-            }
-            table.fold(&pool, partials);
-        }
-        let mut want: Vec<(Vec<u8>, u64)> = want.into_iter().collect();
-        want.sort();
-        let got: Vec<(Vec<u8>, u64)> =
-            table.sorted().into_iter().map(|(w, n)| (w.to_vec(), n)).collect();
-        assert_eq!(got, want);
-        assert!(got.iter().any(|(w, n)| w.len() <= 3 && *n > 1_000), "frequent short words");
-    }
 }
