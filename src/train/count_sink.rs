@@ -56,21 +56,25 @@ impl<'p, 's> CountSink<'p, 's> {
     fn flush(&mut self) {
         let (shorts, longs, bytes) = (self.shorts, self.longs, self.bytes);
         let (shards, q) = self.counts.shards_and_queue();
-        for i in 0..shorts {
-            q.hashes[i] = hash_short(q.keys[i]);
-            shards[shard_of(q.hashes[i])].prefetch_slot(q.hashes[i]);
+        let Queued { keys, counts, hashes, long_at, long_len, long_hashes } = q;
+        // Sliced once to their lengths, so no access below checks its bounds.
+        let (keys, counts, hashes) = (&keys[..shorts], &counts[..shorts], &mut hashes[..shorts]);
+        let (long_at, long_len) = (&long_at[..longs], &long_len[..longs]);
+        let long_hashes = &mut long_hashes[..longs];
+        let long = |i: usize| &bytes[long_at[i]..long_at[i] + long_len[i]];
+        for (h, &key) in hashes.iter_mut().zip(keys) {
+            *h = hash_short(key);
+            shards[shard_of(*h)].prefetch_slot(*h);
         }
-        for i in 0..longs {
-            q.long_hashes[i] = hash(&bytes[q.long_at[i]..q.long_at[i] + q.long_len[i]]);
-            shards[shard_of(q.long_hashes[i])].prefetch_slot(q.long_hashes[i]);
+        for (i, h) in long_hashes.iter_mut().enumerate() {
+            *h = hash(long(i));
+            shards[shard_of(*h)].prefetch_slot(*h);
         }
-        for i in 0..shorts {
-            shards[shard_of(q.hashes[i])].add_short(q.keys[i], q.hashes[i], q.counts[i]);
+        for ((&key, &h), &n) in keys.iter().zip(hashes.iter()).zip(counts) {
+            shards[shard_of(h)].add_short(key, h, n);
         }
-        for i in 0..longs {
-            let h = q.long_hashes[i];
-            let piece = &bytes[q.long_at[i]..q.long_at[i] + q.long_len[i]];
-            *shards[shard_of(h)].entry(piece, h).0 += 1;
+        for (i, &h) in long_hashes.iter().enumerate() {
+            *shards[shard_of(h)].entry(long(i), h).0 += 1;
         }
         (self.shorts, self.longs) = (0, 0);
     }
