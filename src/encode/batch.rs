@@ -3,7 +3,7 @@
 
 use super::cache::PieceCache;
 use super::encode_piece_keyed;
-use crate::pretokenize::{Held, Sink};
+use crate::pretokenize::{each_piece, Sink};
 use crate::vocab::{PieceKey, Vocab};
 use crate::Rank;
 
@@ -14,12 +14,17 @@ const BATCH: usize = 64;
 /// order, but a batch at a time: every piece's key is computed and its whole-token slot
 /// asked for first, then the pieces are looked up and encoded, so the cache misses of
 /// rare tokens' slots overlap instead of following one another.
-pub struct PieceBatch<'t>(Held<'t, BATCH>);
+pub struct PieceBatch<'t> {
+    /// The text the pieces lie in (a piece's key is read there).
+    data: &'t [u8],
+    pieces: [&'t [u8]; BATCH],
+    len: usize,
+}
 
 impl<'t> PieceBatch<'t> {
     /// A batch for the pieces of `data`.
     pub fn new(data: &'t [u8]) -> Self {
-        Self(Held::new(data))
+        Self { data, pieces: [&[]; BATCH], len: 0 }
     }
 
     /// Holds `piece` (of the batch's text), encoding the pieces held once there are [`BATCH`].
@@ -31,27 +36,53 @@ impl<'t> PieceBatch<'t> {
         out: &mut Vec<Rank>,
         cache: &mut PieceCache,
     ) {
-        self.0.push(piece, |held| encode_held(held, vocab, out, cache));
+        // Below BATCH already; the modulo only spares a bounds check.
+        self.pieces[self.len % BATCH] = piece;
+        self.len += 1;
+        if self.len == BATCH {
+            self.flush(vocab, out, cache);
+        }
+    }
+
+    /// [`PieceBatch::push`] of the pieces [`Sink::pieces`] is given, with the count of
+    /// pieces held in a register.
+    #[inline(always)]
+    fn push_ends(
+        &mut self,
+        (bytes, from, pos, ends): (&'t [u8], usize, usize, u64),
+        vocab: &Vocab,
+        out: &mut Vec<Rank>,
+        cache: &mut PieceCache,
+    ) -> usize {
+        let mut len = self.len;
+        let end = each_piece(bytes, from, pos, ends, |piece| {
+            // Below BATCH already; the modulo only spares a bounds check.
+            self.pieces[len % BATCH] = piece;
+            len += 1;
+            if len == BATCH {
+                self.len = len;
+                self.flush(vocab, out, cache);
+                len = 0;
+            }
+        });
+        self.len = len;
+        end
     }
 
     /// Appends the tokens of the pieces held to `out`, in order.
+    #[inline(never)]
     pub fn flush(&mut self, vocab: &Vocab, out: &mut Vec<Rank>, cache: &mut PieceCache) {
-        self.0.drain(|held| encode_held(held, vocab, out, cache));
-    }
-}
-
-/// Appends the tokens of the pieces `held` (at most [`BATCH`]) to `out`, in order.
-#[inline(never)]
-fn encode_held(held: &Held<BATCH>, vocab: &Vocab, out: &mut Vec<Rank>, cache: &mut PieceCache) {
-    let pieces = held.pieces();
-    let mut keys = [PieceKey::default(); BATCH];
-    let bound = PieceKey::in_data_bound(held.data);
-    for (&piece, key) in pieces.iter().zip(&mut keys) {
-        *key = PieceKey::in_data(held.data, piece, bound);
-        vocab.prefetch_rank(key);
-    }
-    for (&piece, key) in pieces.iter().zip(&keys) {
-        encode_piece_keyed(vocab, piece, key, out, cache);
+        let pieces = &self.pieces[..self.len];
+        let mut keys = [PieceKey::default(); BATCH];
+        let bound = PieceKey::in_data_bound(self.data);
+        for (&piece, key) in pieces.iter().zip(&mut keys) {
+            *key = PieceKey::in_data(self.data, piece, bound);
+            vocab.prefetch_rank(key);
+        }
+        for (&piece, key) in pieces.iter().zip(&keys) {
+            encode_piece_keyed(vocab, piece, key, out, cache);
+        }
+        self.len = 0;
     }
 }
 
@@ -71,8 +102,7 @@ impl<'t> Sink<'t> for ToBatch<'_, 't> {
 
     #[inline(always)]
     fn pieces(&mut self, bytes: &'t [u8], from: usize, pos: usize, ends: u64) -> usize {
-        let Self { batch, vocab, out, cache } = self;
-        batch.0.push_ends((bytes, from, pos, ends), |held| encode_held(held, vocab, out, cache))
+        self.batch.push_ends((bytes, from, pos, ends), self.vocab, self.out, self.cache)
     }
 }
 

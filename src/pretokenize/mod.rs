@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 use crate::error::{Error, Result};
 use crate::utf8::{for_each_utf8_run, Utf8Run};
 
-pub use sink::{each_end, each_piece, Each, Held, Sink};
+pub use sink::{each_end, each_piece, Each, Sink};
 
 mod ascii;
 mod blocks;
