@@ -157,9 +157,11 @@ mod tests {
         let mut rng = Rng(11);
         let mut want: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
         let mut partial = Partial::default();
-        let data: Vec<u8> = (0..400_000).map(|_| rng.next() as u8).collect();
+        // Room for every run length from 0 to past the queue's size, in both word lengths.
+        let data: Vec<u8> =
+            (0..4 * (QUEUED + 3) * (QUEUED + 64) * 8 / 2).map(|_| rng.next() as u8).collect();
         let mut sink = CountSink::new(&mut partial, &data);
-        let mut at = 0;
+        let (mut at, mut longest_run) = (0, 0);
         for round in 0.. {
             // Two-byte words (65,536 of them, far more than hot's slots) or eight-byte ones.
             let len = if round % 2 == 0 { 2 } else { 8 };
@@ -180,7 +182,9 @@ mod tests {
             }
             assert_eq!(sink.pieces(&data, at, at, ends), end);
             at = end;
+            longest_run = longest_run.max(round % (QUEUED + 3));
         }
+        assert!(longest_run > QUEUED, "runs up to past the queue's size: {longest_run}");
         sink.finish();
         let mut table = WordTable::default();
         table.fold(&parallel::pool(Some(1)), vec![partial]);

@@ -98,13 +98,15 @@ impl Partial {
     }
 }
 
-/// Entries queued for the tables (each half).
-pub(super) const QUEUED: usize = 128;
+/// Entries queued for the tables (each half): a flush every 192 or more, so the
+/// prefetches of many slots overlap (256 against 128: about 1% faster on code).
+pub(super) const QUEUED: usize = 256;
 
-/// What a partial's [`CountSink`](super::count_sink::CountSink) sends to its tables, queued: the short words `hot` displaced (key, count and
-/// hash), and the long pieces (where they start in the segment, their length and hash).
-/// Kept in the partial so that no segment clears 5 KiB of stack; only the first
-/// `shorts` and `longs` entries are read, each written first.
+/// What a partial's [`CountSink`](super::count_sink::CountSink) sends to its tables,
+/// queued: the short words `hot` displaced (key, count and hash), and the long pieces
+/// (where they start in the segment, their length and hash). Kept in the partial so that
+/// no segment clears 12 KiB of stack; only the first `shorts` and `longs` entries are
+/// read, each written first.
 pub struct Queued {
     pub(super) keys: [u64; QUEUED],
     pub(super) counts: [u64; QUEUED],
