@@ -15,8 +15,8 @@ const WINDOW: usize = 64;
 /// not). [`CountSink::finish`] counts what is still queued once the segment is split.
 pub struct CountSink<'p, 's> {
     counts: &'p mut Partial,
+    /// The segment.
     data: InData<'s>,
-    bytes: &'s [u8],
     shorts: usize,
     longs: usize,
 }
@@ -24,7 +24,7 @@ pub struct CountSink<'p, 's> {
 impl<'p, 's> CountSink<'p, 's> {
     /// A sink for the pieces of the segment `data`.
     pub fn new(counts: &'p mut Partial, data: &'s [u8]) -> Self {
-        Self { counts, data: InData::new(data), bytes: data, shorts: 0, longs: 0 }
+        Self { counts, data: InData::new(data), shorts: 0, longs: 0 }
     }
 
     /// Counts what is queued for the tables.
@@ -54,7 +54,7 @@ impl<'p, 's> CountSink<'p, 's> {
     /// first, then all counted, so the cache misses of rare words' slots overlap.
     #[inline(never)]
     fn flush(&mut self) {
-        let (shorts, longs, bytes) = (self.shorts, self.longs, self.bytes);
+        let (shorts, longs, bytes) = (self.shorts, self.longs, self.data.bytes());
         let (shards, q) = self.counts.shards_and_queue();
         let Queued { keys, counts, hashes, long_at, long_len, long_hashes } = q;
         // Sliced once to their lengths, so no access below checks its bounds.
@@ -83,7 +83,7 @@ impl<'p, 's> CountSink<'p, 's> {
 impl<'s> Sink<'s> for CountSink<'_, 's> {
     #[inline(always)]
     fn piece(&mut self, piece: &'s [u8]) {
-        let at = (piece.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+        let at = (piece.as_ptr() as usize).wrapping_sub(self.data.bytes().as_ptr() as usize);
         let mut tally = self.tally();
         tally.add(at, piece.len());
         (self.shorts, self.longs) = (tally.shorts, tally.longs);
@@ -94,9 +94,10 @@ impl<'s> Sink<'s> for CountSink<'_, 's> {
     fn pieces(&mut self, bytes: &'s [u8], from: usize, pos: usize, ends: u64) -> usize {
         // Where the window's text starts in the segment, checked once: the pieces are
         // then taken by their offsets, never as slices.
-        let off = (bytes.as_ptr() as usize).wrapping_sub(self.bytes.as_ptr() as usize);
+        let segment = self.data.bytes();
+        let off = (bytes.as_ptr() as usize).wrapping_sub(segment.as_ptr() as usize);
         assert!(
-            off <= self.bytes.len() && bytes.len() <= self.bytes.len() - off,
+            off <= segment.len() && bytes.len() <= segment.len() - off,
             "a window outside the segment"
         );
         let mut tally = self.tally();

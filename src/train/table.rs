@@ -33,11 +33,11 @@ fn empty_shards() -> Vec<PieceTable> {
 pub struct Partial {
     /// One table per shard of the table (an array: a shard index needs no bounds check).
     shards: [PieceTable; SHARDS],
-    /// Recent short words counted by a [`CountSink`](super::count_sink::CountSink), moved into `shards` when
-    /// displaced, and all at once by [`Partial::distinct`] or the fold.
+    /// Recent short words counted by a [`CountSink`](super::count_sink::CountSink), moved
+    /// into `shards` when displaced, and all at once by [`Partial::distinct`] or the fold.
     hot: HotCounts,
     /// What goes to the tables, queued by a [`CountSink`](super::count_sink::CountSink).
-    scratch: Box<Queued>,
+    queued: Box<Queued>,
 }
 
 impl Default for Partial {
@@ -45,7 +45,7 @@ impl Default for Partial {
         Self {
             shards: std::array::from_fn(|_| PieceTable::default()),
             hot: HotCounts::default(),
-            scratch: Box::default(),
+            queued: Box::default(),
         }
     }
 }
@@ -59,7 +59,7 @@ impl Partial {
         Self {
             shards: std::array::from_fn(|_| PieceTable::with_capacity(per_shard)),
             hot: HotCounts::default(),
-            scratch: Box::default(),
+            queued: Box::default(),
         }
     }
 
@@ -85,16 +85,18 @@ impl Partial {
         *self.shards[shard_of(h)].entry(piece, h).0 += 1;
     }
 
-    /// The hot slots and the queue for the tables, for a [`CountSink`](super::count_sink::CountSink).
+    /// The hot slots and the queue for the tables, for a
+    /// [`CountSink`](super::count_sink::CountSink).
     #[inline(always)]
     pub(super) fn hot_and_queue(&mut self) -> (&mut HotCounts, &mut Queued) {
-        (&mut self.hot, &mut self.scratch)
+        (&mut self.hot, &mut self.queued)
     }
 
-    /// The shards and the queue for the tables, for a [`CountSink`](super::count_sink::CountSink).
+    /// The shards and the queue for the tables, for a
+    /// [`CountSink`](super::count_sink::CountSink).
     #[inline(always)]
     pub(super) fn shards_and_queue(&mut self) -> (&mut [PieceTable; SHARDS], &mut Queued) {
-        (&mut self.shards, &mut self.scratch)
+        (&mut self.shards, &mut self.queued)
     }
 }
 

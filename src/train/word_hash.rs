@@ -121,6 +121,12 @@ impl<'d> InData<'d> {
         Self { data, bound: data.len().saturating_sub(7) }
     }
 
+    /// The buffer.
+    #[inline(always)]
+    pub fn bytes(&self) -> &'d [u8] {
+        self.data
+    }
+
     /// [`pack`] of the word `data[at..at + n]` if it has at most [`SHORT_MAX`] bytes, 0
     /// if it is longer; panics if it is not in `data`. For a word with 8 bytes of `data`
     /// from its start (most pieces of a document), one unaligned load masked and tagged
