@@ -13,6 +13,8 @@
 use std::ops::Range;
 use std::sync::{Mutex, PoisonError};
 
+use rayon::prelude::*;
+
 use super::counter::WordCounter;
 use super::table::Partial;
 use crate::document::Segment;
@@ -140,16 +142,22 @@ impl WordCounter {
         let batch_bytes: u64 = segments.iter().map(|s| s.data.len() as u64).sum();
         // Batches of a run are alike: the next one's partials are sized after this one's.
         if batch_bytes >= 1 << 20 {
-            let distinct: u64 = partials.iter_mut().map(|p| p.distinct() as u64).sum();
+            let distinct: u64 =
+                pool.install(|| partials.par_iter_mut().map(|p| p.distinct() as u64).sum());
             self.words_per_mib = (distinct << 20) / batch_bytes;
         }
         self.ledger.absorb(&ledger);
-        self.table.fold(&pool, partials);
         self.ledger.documents += segments.iter().filter(|s| s.ends).count() as u64;
         self.ledger.bytes += batch_bytes;
-        for seg in &segments {
-            self.fingerprint.add(seg);
-        }
+        // The fingerprint reads the segments while the fold runs: neither waits for the
+        // other (the fingerprint alone was about 1% of counting code, on one thread).
+        let (table, fingerprint) = (&mut self.table, &mut self.fingerprint);
+        pool.install(|| {
+            rayon::join(
+                || table.fold(&pool, partials),
+                || segments.iter().for_each(|seg| fingerprint.add(seg)),
+            )
+        });
         Ok(())
     }
 }
