@@ -17,6 +17,7 @@
 mod arena;
 pub mod batch;
 pub mod budget;
+mod byte_pairs;
 mod candidate;
 mod checkpoints;
 pub mod combine;

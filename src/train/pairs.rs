@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use smallvec::SmallVec;
 
 use super::arena::{ArenaToken, WordArena};
+use super::byte_pairs;
 use super::pair_ids::PairIds;
 use super::rewrite::Pair;
 use crate::error::Error;
@@ -195,7 +196,8 @@ impl PairIndex {
     /// a pool of `threads`): this thread takes the first run and calls `report` as
     /// [`PairIndex::of_words`] does, and the runs are folded in word order, so the counts
     /// and lists are those of one pass; only the ids, which nothing ordered depends on,
-    /// differ with the number of runs.
+    /// differ with the number of runs. While every token is a byte (a fresh run), pairs
+    /// are counted in flat tables instead (`byte_pairs.rs`), with the same result.
     pub fn of_runs<T: ArenaToken>(
         words: &WordArena<T>,
         parts: usize,
@@ -203,34 +205,26 @@ impl PairIndex {
         report: &mut dyn FnMut() -> Result<(), Error>,
     ) -> Result<Self, Halt> {
         let runs = words.even_runs(parts);
-        let stop = AtomicBool::new(false);
-        let mut later: Vec<Option<Result<Self, Halt>>> =
-            runs.iter().skip(1).map(|_| None).collect();
-        let first = if later.is_empty() {
-            Self::of_words(words, runs[0].clone(), report)
-        } else {
-            parallel::pool(Some(threads)).in_place_scope(|scope| {
-                for (run, out) in runs[1..].iter().cloned().zip(&mut later) {
-                    let stop = &stop;
-                    scope.spawn(move |_| {
-                        // Stopped as soon as the first run fails (an interrupt, say).
-                        let mut tick = || match stop.load(Relaxed) {
-                            true => Err(Error::Interrupted),
-                            false => Ok(()),
-                        };
-                        *out = Some(Self::of_words(words, run, &mut tick));
-                    });
-                }
-                let first = Self::of_words(words, runs[0].clone(), report);
-                stop.store(first.is_err(), Relaxed);
-                first
-            })
-        };
-        let mut pairs = first?;
-        for run in later {
-            pairs.absorb(run.expect("the scope ran every run")?).map_err(Halt::Overflow)?;
+        if let Some(index) = byte_pairs::of_byte_words(words, &runs, threads, report)? {
+            return Ok(index);
+        }
+        let counted =
+            on_runs(&runs, threads, report, |_, run, tick| Self::of_words(words, run, tick))?;
+        let mut counted = counted.into_iter();
+        let mut pairs = counted.next().expect("at least one run");
+        for later in counted {
+            pairs.absorb(later).map_err(Halt::Overflow)?;
         }
         Ok(pairs)
+    }
+
+    /// Gives `pair`, not present, its count and the words it occurs in (ascending, each
+    /// once).
+    pub(super) fn insert_counted(&mut self, pair: Pair, count: u64, words: WordList) {
+        let id = self.id_or_insert(pair);
+        let entry = &mut self.entries[id as usize];
+        debug_assert!(entry.count == 0 && entry.words.is_empty(), "{pair:?} was present");
+        *entry = Entry { count, words };
     }
 
     /// Adds the counts and word lists of `later`, an index of words that all come after
@@ -267,6 +261,44 @@ pub enum Halt {
     Overflow(Pair),
     /// The tick's error.
     Stopped(Error),
+}
+
+/// `count(i, runs[i], tick)` for every run at once (on a pool of `threads`), the results
+/// in run order: this thread takes the first run, whose tick is `report`; the other
+/// runs' ticks stop them as soon as the first run fails (an interrupt, say). The first
+/// failure in run order is returned.
+pub(super) fn on_runs<R: Send>(
+    runs: &[Range<u32>],
+    threads: usize,
+    report: &mut dyn FnMut() -> Result<(), Error>,
+    count: impl Fn(usize, Range<u32>, &mut dyn FnMut() -> Result<(), Error>) -> Result<R, Halt> + Sync,
+) -> Result<Vec<R>, Halt> {
+    let stop = AtomicBool::new(false);
+    let mut later: Vec<Option<Result<R, Halt>>> = runs.iter().skip(1).map(|_| None).collect();
+    let first = if later.is_empty() {
+        count(0, runs[0].clone(), report)
+    } else {
+        parallel::pool(Some(threads)).in_place_scope(|scope| {
+            for (i, (run, out)) in runs[1..].iter().cloned().zip(&mut later).enumerate() {
+                let (stop, count) = (&stop, &count);
+                scope.spawn(move |_| {
+                    let mut tick = || match stop.load(Relaxed) {
+                        true => Err(Error::Interrupted),
+                        false => Ok(()),
+                    };
+                    *out = Some(count(i + 1, run, &mut tick));
+                });
+            }
+            let first = count(0, runs[0].clone(), report);
+            stop.store(first.is_err(), Relaxed);
+            first
+        })
+    };
+    let mut all = vec![first?];
+    for run in later {
+        all.push(run.expect("the scope ran every run")?);
+    }
+    Ok(all)
 }
 
 #[cfg(test)]
