@@ -396,3 +396,31 @@ def test_the_lock_holds_for_every_path_to_a_store(tmp_path):
             with pytest.raises(StoreError, match=r"in use by another training run \(pid 4242\)"):
                 train(store=RunStore(other), vocab_size=400)
     assert train(store=RunStore(tmp_path / "link.sqlite"), vocab_size=400).vocab_size == 400
+
+
+def test_a_store_left_mid_transaction_by_a_killed_first_run_is_started_afresh(tmp_path):
+    # Killed before the schema's first commit, a run leaves the file and a hot rollback
+    # journal; read-only connections cannot roll that back (SQLITE_READONLY_ROLLBACK), so
+    # the next run rolls it back first and starts on the blank store.
+    path = tmp_path / "run.sqlite"
+    killed = textwrap.dedent(
+        f"""
+        import os, sqlite3
+        conn = sqlite3.connect({str(path)!r}, isolation_level=None)
+        conn.execute("PRAGMA user_version=0")  # the file's first page, with no table yet
+        conn.execute("PRAGMA cache_size=1")  # pages spill to the file inside the transaction
+        conn.execute("BEGIN")
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+        for i in range(3000):
+            conn.execute("INSERT INTO meta VALUES (?, ?)", (str(i), "x" * 200))
+        os._exit(9)
+        """
+    )
+    subprocess.run([sys.executable, "-c", killed], check=False)
+    assert os.path.getsize(path) > 0 and os.path.exists(str(path) + "-journal")
+    with pytest.raises(StoreError, match="killed mid-transaction"):
+        Tokenizer.load(path)  # loading never writes, so it cannot roll the journal back
+    tok = train(store=RunStore(path), vocab_size=300)
+    assert tok.merges() == train(vocab_size=300).merges()
+    assert not os.path.exists(str(path) + "-journal")
+    assert Tokenizer.load(path).merges() == tok.merges()

@@ -42,6 +42,7 @@ from bytebpe.store_read import (
     is_damage,
     read,
     read_only_uri,
+    recover,
     sqlite_message,
 )
 from bytebpe.store_rows import (
@@ -133,6 +134,10 @@ class OpenRun:
         self.where = repr(store.path)
         self._lock = store_lock.acquire(store.path)
         try:
+            # A run killed in its first transaction leaves a journal that only a writer
+            # can roll back, and every read here is read-only: roll it back first (the
+            # lock is held, so no live run is writing), then the store reads as it was.
+            recover(store.path)
             existed = os.path.exists(store.path) and not _is_blank(store.path)
             self.stored = self._open(config, vocab_size, existed, start)
             self._pending: list[tuple[Any, ...]] = []

@@ -84,12 +84,34 @@ def read(path: str | os.PathLike[str], *, with_snapshot: bool = True) -> StoredR
     except SQLITE_ERRORS as e:
         if "readonly" in sqlite_message(e):
             raise StoreError(
-                f"{where} is being written (or was left with an uncheckpointed log by a "
-                f"killed run) and its directory is not writable, so it cannot be read: {e}"
+                f"{where} cannot be read without writing beside it, which loading never "
+                f"does: a run is writing it from a read-only directory, or one was killed "
+                f"mid-transaction ({e}). Training with this store again, once no run "
+                f"writes it, recovers it."
             ) from None
         raise CorruptTokenizerError(
             f"{where} is not a readable run store: {sqlite_message(e)}"
         ) from None
+    finally:
+        conn.close()
+
+
+def recover(path: str | os.PathLike[str]) -> None:
+    """Lets SQLite recover what a writer killed mid-transaction left beside the store (it
+    rolls back a hot journal, or rebuilds a log's index), which needs a connection that
+    may write: readers here never write. Only for a caller that holds the store's lock,
+    so no live run is writing it. A file SQLite cannot read is left as it is, for the
+    read after to name what is wrong."""
+    if not os.path.exists(path):
+        return
+    try:
+        conn = sqlite3.connect(os.fspath(path), timeout=5.0)
+    except SQLITE_ERRORS:
+        return
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except SQLITE_ERRORS:
+        pass
     finally:
         conn.close()
 
@@ -135,10 +157,14 @@ def read_only_uri(path: str | os.PathLike[str], *, immutable: bool = False) -> s
 
 
 def _no_writer(path: str) -> bool:
-    """True when no training run holds the store's lock and no write-ahead log is pending.
-    A run takes the lock before it opens SQLite, so this holds for the whole read unless a
-    run starts meanwhile; such a run appends to the log and leaves the main file alone
-    until a checkpoint, and a damaged read is refused by `integrity_check`."""
+    """True when no training run holds the store's lock, no write-ahead log is pending and
+    no rollback journal is left (a run killed in its first transaction, before the store
+    took the log: `immutable` would read its half-written pages). A run takes the lock
+    before it opens SQLite, so this holds for the whole read unless a run starts
+    meanwhile; such a run appends to the log and leaves the main file alone until a
+    checkpoint, and a damaged read is refused by `integrity_check`."""
+    if os.path.exists(path + "-journal"):
+        return False
     try:
         if os.path.getsize(path + "-wal") > 0:
             return False
