@@ -70,11 +70,14 @@ pub(super) fn of_byte_words<T: ArenaToken>(
         // touches the lists until every run is done.
         unsafe { fill(words, run, starts[i].clone(), &targets, tick) }
     })?;
-    debug_assert!(filled.iter().zip(starts.iter().skip(1).chain([&listed])).all(|(a, b)| a == b));
+    // What makes `set_len` below sound, checked, not assumed: each run ended where the
+    // next one starts, the last at the list's length (a few microseconds).
+    let ends = starts.iter().skip(1).chain([&listed]);
+    assert!(filled.iter().zip(ends).all(|(a, b)| a == b), "the passes saw the same words");
     let mut index = PairIndex::default();
     for (slot, mut list) in lists.drain(..).enumerate() {
         if listed[slot] > 0 {
-            // SAFETY: the runs wrote every one of the `listed[slot]` places (see above).
+            // SAFETY: the runs wrote every one of the `listed[slot]` places (checked above).
             unsafe { list.set_len(listed[slot] as usize) };
             index.insert_counted(pair_of(slot), totals[slot], WordList::from_vec(list));
         }
