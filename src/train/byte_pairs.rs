@@ -33,10 +33,27 @@ struct Tally {
     words: Vec<u32>,
 }
 
-/// The index of every pair of `words`, counted on `runs` at once (see
+/// The first count of the pairs of `words`, on `parts` runs of words at once (on a pool
+/// of `threads`; this thread takes the first run and calls `report` every 4,096 words):
+/// in flat tables while every token is a byte, else [`PairIndex::of_runs`]. The counts
+/// and lists are those of one pass; only the ids differ.
+pub(super) fn first_count<T: ArenaToken>(
+    words: &WordArena<T>,
+    parts: usize,
+    threads: usize,
+    report: &mut dyn FnMut() -> Result<(), Error>,
+) -> Result<PairIndex, Halt> {
+    let runs = words.even_runs(parts);
+    match of_byte_words(words, &runs, threads, report)? {
+        Some(index) => Ok(index),
+        None => PairIndex::of_runs(words, &runs, threads, report),
+    }
+}
+
+/// The index of every pair of `words`, counted on `runs` at once (as
 /// [`PairIndex::of_runs`]); None, having counted nothing, when some token is not a byte
 /// (a run that extends a tokenizer), for the generic count.
-pub(super) fn of_byte_words<T: ArenaToken>(
+fn of_byte_words<T: ArenaToken>(
     words: &WordArena<T>,
     runs: &[Range<u32>],
     threads: usize,
@@ -165,16 +182,6 @@ unsafe fn fill<T: ArenaToken>(
 mod tests {
     use super::*;
 
-    /// The pairs, counts and lists of an index, sorted by pair.
-    fn all(index: &PairIndex) -> Vec<((Rank, Rank), u64, Vec<u32>)> {
-        let mut pairs: Vec<_> = index
-            .counts()
-            .map(|(p, n)| (p, n, index.words(index.id(p).unwrap()).to_vec()))
-            .collect();
-        pairs.sort_unstable();
-        pairs
-    }
-
     /// Byte words counted in the flat tables give the generic count's index, for every
     /// way of cutting them into runs; a token past the bytes leaves the count to it.
     #[test]
@@ -194,14 +201,16 @@ mod tests {
         let arena = WordArena::<u16>::new(words.clone()).unwrap();
         let n = arena.len() as u32;
         let generic = PairIndex::of_words(&arena, 0..n, &mut || Ok(())).unwrap();
-        let want = all(&generic);
+        let want = generic.listing();
         assert!(want.iter().any(|p| p.2.len() > 500), "long lists");
         for parts in [1, 2, 3, 8] {
             let runs = arena.even_runs(parts);
             let flat = of_byte_words(&arena, &runs, 2, &mut || Ok(())).unwrap().unwrap();
-            assert_eq!(all(&flat), want, "{parts} runs");
-            let via_runs = PairIndex::of_runs(&arena, parts, 2, &mut || Ok(())).unwrap();
-            assert_eq!(all(&via_runs), want, "{parts} runs");
+            assert_eq!(flat.listing(), want, "{parts} runs");
+            let first = first_count(&arena, parts, 2, &mut || Ok(())).unwrap();
+            assert_eq!(first.listing(), want, "{parts} runs");
+            let generic = PairIndex::of_runs(&arena, &runs, 2, &mut || Ok(())).unwrap();
+            assert_eq!(generic.listing(), want, "{parts} runs");
         }
         let mut past = words;
         past[4_000].0 = vec![97, 256, 98];
@@ -210,8 +219,8 @@ mod tests {
         assert!(of_byte_words(&arena, &runs, 2, &mut || Ok(())).unwrap().is_none());
         let n = arena.len() as u32;
         let generic = PairIndex::of_words(&arena, 0..n, &mut || Ok(())).unwrap();
-        let via_runs = PairIndex::of_runs(&arena, 2, 2, &mut || Ok(())).unwrap();
-        assert_eq!(all(&via_runs), all(&generic));
+        let first = first_count(&arena, 2, 2, &mut || Ok(())).unwrap();
+        assert_eq!(first.listing(), generic.listing());
     }
 
     /// A count past u64, within a run or only once the runs are summed, names its pair; a

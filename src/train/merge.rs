@@ -13,6 +13,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Instant;
 
 use super::arena::{ArenaToken, WordArena};
+use super::byte_pairs;
 use super::candidate::{Candidate, Order};
 use super::long::{LongWords, LONG_WORD};
 use super::near::{NearIds, Side};
@@ -189,7 +190,7 @@ impl<T: ArenaToken> Merger<T> {
     }
 
     /// Counts every pair of the words into the pair index, on `parts` threads (see
-    /// [`PairIndex::of_runs`]), and queues those at or above the floor.
+    /// [`byte_pairs::first_count`]), and queues those at or above the floor.
     fn count_pairs(
         &mut self,
         parts: usize,
@@ -203,7 +204,7 @@ impl<T: ArenaToken> Merger<T> {
             }
             Ok(())
         };
-        let counted = PairIndex::of_runs(&self.words, parts, self.threads, &mut report);
+        let counted = byte_pairs::first_count(&self.words, parts, self.threads, &mut report);
         self.pairs = counted.map_err(|h| match h {
             Halt::Overflow(pair) => self.overflow(pair),
             Halt::Stopped(e) => e,

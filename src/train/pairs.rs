@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use smallvec::SmallVec;
 
 use super::arena::{ArenaToken, WordArena};
-use super::byte_pairs;
 use super::pair_ids::PairIds;
 use super::rewrite::Pair;
 use crate::error::Error;
@@ -192,24 +191,19 @@ impl PairIndex {
         Ok(index)
     }
 
-    /// The index of every pair of `words`, counted on `parts` runs of words at once (on
-    /// a pool of `threads`): this thread takes the first run and calls `report` as
+    /// The index of every pair of `words`, counted on `runs` at once (on a pool of
+    /// `threads`): this thread takes the first run and calls `report` as
     /// [`PairIndex::of_words`] does, and the runs are folded in word order, so the counts
     /// and lists are those of one pass; only the ids, which nothing ordered depends on,
-    /// differ with the number of runs. While every token is a byte (a fresh run), pairs
-    /// are counted in flat tables instead (`byte_pairs.rs`), with the same result.
+    /// differ with the number of runs.
     pub fn of_runs<T: ArenaToken>(
         words: &WordArena<T>,
-        parts: usize,
+        runs: &[Range<u32>],
         threads: usize,
         report: &mut dyn FnMut() -> Result<(), Error>,
     ) -> Result<Self, Halt> {
-        let runs = words.even_runs(parts);
-        if let Some(index) = byte_pairs::of_byte_words(words, &runs, threads, report)? {
-            return Ok(index);
-        }
         let counted =
-            on_runs(&runs, threads, report, |_, run, tick| Self::of_words(words, run, tick))?;
+            on_runs(runs, threads, report, |_, run, tick| Self::of_words(words, run, tick))?;
         let mut counted = counted.into_iter();
         let mut pairs = counted.next().expect("at least one run");
         for later in counted {
@@ -251,6 +245,18 @@ impl PairIndex {
     /// Every present pair and its count (in no particular order).
     pub fn counts(&self) -> impl Iterator<Item = (Pair, u64)> + '_ {
         self.ids.iter().map(|(p, id)| (p, self.entries[id as usize].count))
+    }
+}
+
+#[cfg(test)]
+impl PairIndex {
+    /// Every present pair with its count and word list, in pair order.
+    pub(super) fn listing(&self) -> Vec<(Pair, u64, Vec<u32>)> {
+        let mut pairs: Vec<(Pair, u64, Vec<u32>)> = (self.ids.iter())
+            .map(|(p, id)| (p, self.count(id), self.entries[id as usize].words.to_vec()))
+            .collect();
+        pairs.sort_unstable();
+        pairs
     }
 }
 
@@ -337,13 +343,7 @@ mod tests {
             })
             .collect();
         let arena = WordArena::<crate::Rank>::new(words).unwrap();
-        let all = |index: &PairIndex| {
-            let mut pairs: Vec<(Pair, u64, Vec<u32>)> = (index.ids.iter())
-                .map(|(p, id)| (p, index.count(id), index.entries[id as usize].words.to_vec()))
-                .collect();
-            pairs.sort_unstable();
-            pairs
-        };
+        let all = PairIndex::listing;
         let n = arena.len() as u32;
         let one = PairIndex::of_words(&arena, 0..n, &mut || Ok(())).unwrap();
         let want = all(&one);
