@@ -31,6 +31,48 @@ impl SortedWords {
         Self { bytes: Vec::with_capacity(bytes), entries: Vec::with_capacity(words) }
     }
 
+    /// The words of `groups` (all distinct; call [`SortedWords::sort`] after), copied on
+    /// `pool` a group at a time, each into its own part of the buffers: group `g` holds
+    /// `sizes[g]` = (words, bytes), and `fill` hands over exactly those, then drops the
+    /// group (so each is freed as soon as its words are out).
+    pub fn gathered<G: Send>(
+        groups: Vec<G>,
+        sizes: &[(usize, usize)],
+        fill: impl Fn(G, &mut dyn FnMut(&[u8], u64)) + Sync,
+        pool: &rayon::ThreadPool,
+    ) -> Self {
+        use rayon::prelude::*;
+        assert_eq!(groups.len(), sizes.len(), "a size for every group");
+        let (words, bytes) = sizes.iter().fold((0, 0), |(w, b), &(gw, gb)| (w + gw, b + gb));
+        let mut out = Self {
+            bytes: vec![0; bytes],
+            entries: vec![Entry { start: 0, count: 0, len: 0 }; words],
+        };
+        let (mut bytes_left, mut entries_left) = (&mut out.bytes[..], &mut out.entries[..]);
+        let mut parts = Vec::with_capacity(sizes.len());
+        let mut base = 0u64;
+        for &(group_words, group_bytes) in sizes {
+            let (b, rest) = std::mem::take(&mut bytes_left).split_at_mut(group_bytes);
+            bytes_left = rest;
+            let (e, rest) = std::mem::take(&mut entries_left).split_at_mut(group_words);
+            entries_left = rest;
+            parts.push((base, b, e));
+            base += group_bytes as u64;
+        }
+        pool.install(|| {
+            groups.into_par_iter().zip(parts).for_each(|(group, (base, b, e))| {
+                let (mut at, mut n) = (0, 0);
+                fill(group, &mut |word, count| {
+                    b[at..at + word.len()].copy_from_slice(word);
+                    e[n] = Entry { start: base + at as u64, count, len: word.len() as u64 };
+                    (at, n) = (at + word.len(), n + 1);
+                });
+                assert_eq!((at, n), (b.len(), e.len()), "a group gave what its size says");
+            });
+        });
+        out
+    }
+
     /// Adds a word (distinct from every other; call [`SortedWords::sort`] after the last).
     pub fn push(&mut self, word: &[u8], count: u64) {
         self.entries.push(Entry { start: self.bytes.len() as u64, count, len: word.len() as u64 });
@@ -141,6 +183,50 @@ mod tests {
         assert_eq!(SortedWords::of(&reversed), sorted);
         assert_ne!(SortedWords::of(&words[1..]), sorted);
         assert_eq!(format!("{:?}", SortedWords::of(&words[..1])), r#"[("b", 1)]"#);
+    }
+
+    /// Words gathered from groups on several threads, each into its own part of the
+    /// buffers, sort into the list of pushing them one by one; a group that gives other
+    /// than its size says is a bug, refused.
+    #[test]
+    fn gathered_groups_give_the_words_pushed_one_by_one() {
+        // Group g's words end with the byte g, so no two groups share a word.
+        let groups: Vec<Vec<(Vec<u8>, u64)>> = (0..7u8)
+            .map(|g| {
+                (0..g * 3)
+                    .map(|i| {
+                        let mut word = vec![b'a' + i % 5; 1 + usize::from(i / 5)];
+                        word.push(g);
+                        (word, u64::from(i) + 1)
+                    })
+                    .collect()
+            })
+            .collect();
+        let sizes: Vec<(usize, usize)> =
+            groups.iter().map(|g| (g.len(), g.iter().map(|(w, _)| w.len()).sum())).collect();
+        let all: Vec<(Vec<u8>, u64)> = groups.iter().flatten().cloned().collect();
+        for threads in [1, 2, 3] {
+            let pool = crate::parallel::pool(Some(threads));
+            let give = |group: Vec<(Vec<u8>, u64)>, push: &mut dyn FnMut(&[u8], u64)| {
+                group.iter().for_each(|(w, n)| push(w, *n))
+            };
+            let mut gathered = SortedWords::gathered(groups.clone(), &sizes, give, &pool);
+            gathered.sort(&pool);
+            assert_eq!(gathered, SortedWords::of(&all), "{threads} threads");
+        }
+        let short = std::panic::catch_unwind(|| {
+            let pool = crate::parallel::pool(Some(1));
+            let mut sizes = sizes.clone();
+            sizes[3].0 += 1;
+            sizes[3].1 += 2;
+            SortedWords::gathered(
+                groups.clone(),
+                &sizes,
+                |g, push| g.iter().for_each(|(w, n)| push(w, *n)),
+                &pool,
+            )
+        });
+        assert!(short.is_err(), "a group that gives fewer words than its size");
     }
 
     /// The sort compares 8-byte prefixes first: words that tie on them (zero bytes,

@@ -224,17 +224,22 @@ impl WordTable {
     }
 
     /// The words, sorted by bytes (a deterministic order for training), in one buffer
-    /// (no allocation per word), sorted on `threads`. Each shard is freed as soon as its
-    /// words are copied out.
+    /// (no allocation per word), copied out and sorted on `threads`. Each shard is freed
+    /// as soon as its words are copied out.
     pub fn into_words(self, threads: Option<usize>) -> SortedWords {
-        let bytes = self.shards.iter().flat_map(|s| s.iter()).map(|(w, _)| w.len()).sum();
-        let mut words = SortedWords::with_capacity(self.distinct_words(), bytes);
-        for shard in self.shards {
-            for (w, n) in shard.iter() {
-                words.push(w, n);
-            }
-        }
-        words.sort(&parallel::pool(threads));
+        let pool = parallel::pool(threads);
+        let sizes: Vec<(usize, usize)> = pool.install(|| {
+            (self.shards.par_iter())
+                .map(|s| s.iter().fold((0, 0), |(n, b), (w, _)| (n + 1, b + w.len())))
+                .collect()
+        });
+        let mut words = SortedWords::gathered(
+            self.shards,
+            &sizes,
+            |shard, push| shard.iter().for_each(|(w, n)| push(w, n)),
+            &pool,
+        );
+        words.sort(&pool);
         words
     }
 }
