@@ -114,6 +114,33 @@ fn slot_of<T: ArenaToken>(pair: &[T]) -> Option<usize> {
     ((left | right) < 256).then_some((left << 8 | right) as usize)
 }
 
+/// Walks the pairs of the words of `run` in order, calling `visit(slot, word, count,
+/// new)` for each, `new` for the first time its word holds that pair (so both passes
+/// list a word under the same pairs); false as soon as a token is not a byte. `tick`
+/// runs every [`TICK_EVERY`] words.
+#[inline(always)]
+fn walk<T: ArenaToken>(
+    words: &WordArena<T>,
+    run: Range<u32>,
+    tick: &mut dyn FnMut() -> Result<(), Error>,
+    mut visit: impl FnMut(usize, u32, u64, bool) -> Result<(), Halt>,
+) -> Result<bool, Halt> {
+    let mut last = vec![NO_WORD; PAIRS];
+    for w in run {
+        let n = words.count(w);
+        for pair in words.word(w).windows(2) {
+            let Some(slot) = slot_of(pair) else { return Ok(false) };
+            let new = last[slot] != w;
+            last[slot] = w;
+            visit(slot, w, n, new)?;
+        }
+        if w % TICK_EVERY == 0 {
+            tick().map_err(Halt::Stopped)?;
+        }
+    }
+    Ok(true)
+}
+
 /// The first pass over `run`; None as soon as a token is not a byte.
 fn tally<T: ArenaToken>(
     words: &WordArena<T>,
@@ -122,22 +149,12 @@ fn tally<T: ArenaToken>(
 ) -> Result<Option<Tally>, Halt> {
     let mut counts = vec![0u64; PAIRS];
     let mut listed = vec![0u32; PAIRS];
-    let mut last = vec![NO_WORD; PAIRS];
-    for w in run {
-        let n = words.count(w);
-        for pair in words.word(w).windows(2) {
-            let Some(slot) = slot_of(pair) else { return Ok(None) };
-            counts[slot] = counts[slot].checked_add(n).ok_or(Halt::Overflow(pair_of(slot)))?;
-            if last[slot] != w {
-                last[slot] = w;
-                listed[slot] += 1;
-            }
-        }
-        if w % TICK_EVERY == 0 {
-            tick().map_err(Halt::Stopped)?;
-        }
-    }
-    Ok(Some(Tally { counts, words: listed }))
+    let bytes_only = walk(words, run, tick, |slot, _, n, new| {
+        counts[slot] = counts[slot].checked_add(n).ok_or(Halt::Overflow(pair_of(slot)))?;
+        listed[slot] += u32::from(new);
+        Ok(())
+    })?;
+    Ok(bytes_only.then_some(Tally { counts, words: listed }))
 }
 
 /// Where each slot's list is written (dangling for an empty one), shared by the runs'
@@ -159,22 +176,17 @@ unsafe fn fill<T: ArenaToken>(
     targets: &Targets,
     tick: &mut dyn FnMut() -> Result<(), Error>,
 ) -> Result<Vec<u32>, Halt> {
-    let mut last = vec![NO_WORD; PAIRS];
-    for w in run {
-        for pair in words.word(w).windows(2) {
-            let slot = slot_of(pair).expect("the first pass saw only bytes");
-            if last[slot] != w {
-                last[slot] = w;
-                // SAFETY: the first pass counted this word in this run's range (the
-                // caller's promise), so the place is inside the list's capacity.
-                unsafe { targets.0[slot].add(next[slot] as usize).write(w) };
-                next[slot] += 1;
-            }
+    let bytes_only = walk(words, run, tick, |slot, w, _, new| {
+        if new {
+            // SAFETY: the first pass walked this run the same way and counted this word
+            // in this run's range (the caller's promise), so the place is inside the
+            // list's capacity.
+            unsafe { targets.0[slot].add(next[slot] as usize).write(w) };
+            next[slot] += 1;
         }
-        if w % TICK_EVERY == 0 {
-            tick().map_err(Halt::Stopped)?;
-        }
-    }
+        Ok(())
+    })?;
+    assert!(bytes_only, "the first pass saw only bytes");
     Ok(next)
 }
 

@@ -26,11 +26,6 @@ pub struct SortedWords {
 }
 
 impl SortedWords {
-    /// Room for `words` words of `bytes` bytes in all.
-    pub fn with_capacity(words: usize, bytes: usize) -> Self {
-        Self { bytes: Vec::with_capacity(bytes), entries: Vec::with_capacity(words) }
-    }
-
     /// The words of `groups` (all distinct; call [`SortedWords::sort`] after), copied on
     /// `pool` a group at a time, each into its own part of the buffers: group `g` holds
     /// `sizes[g]` = (words, bytes), and `fill` hands over exactly those, then drops the
@@ -71,12 +66,6 @@ impl SortedWords {
             });
         });
         out
-    }
-
-    /// Adds a word (distinct from every other; call [`SortedWords::sort`] after the last).
-    pub fn push(&mut self, word: &[u8], count: u64) {
-        self.entries.push(Entry { start: self.bytes.len() as u64, count, len: word.len() as u64 });
-        self.bytes.extend_from_slice(word);
     }
 
     /// Sorts the entries by their words' bytes, on `pool`. The words are distinct, so
@@ -154,6 +143,12 @@ impl PartialEq for SortedWords {
 
 #[cfg(test)]
 impl SortedWords {
+    /// Adds a word (distinct from every other; call [`SortedWords::sort`] after the last).
+    pub fn push(&mut self, word: &[u8], count: u64) {
+        self.entries.push(Entry { start: self.bytes.len() as u64, count, len: word.len() as u64 });
+        self.bytes.extend_from_slice(word);
+    }
+
     /// The sorted list of `words` (distinct).
     pub fn of(words: &[(Vec<u8>, u64)]) -> Self {
         let mut sorted = Self::default();
