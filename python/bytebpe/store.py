@@ -42,7 +42,6 @@ from bytebpe.store_read import (
     is_damage,
     read,
     read_only_uri,
-    recover,
     sqlite_message,
 )
 from bytebpe.store_rows import (
@@ -137,7 +136,7 @@ class OpenRun:
             # A run killed in its first transaction leaves a journal that only a writer
             # can roll back, and every read here is read-only: roll it back first (the
             # lock is held, so no live run is writing), then the store reads as it was.
-            recover(store.path)
+            _recover(store.path)
             existed = os.path.exists(store.path) and not _is_blank(store.path)
             self.stored = self._open(config, vocab_size, existed, start)
             self._pending: list[tuple[Any, ...]] = []
@@ -354,6 +353,26 @@ class _Transaction:
             self.conn.execute("COMMIT")
         else:
             self.conn.execute("ROLLBACK")
+
+
+def _recover(path: str) -> None:
+    """Lets SQLite recover what a writer killed mid-transaction left beside the store (it
+    rolls back a hot journal, or rebuilds a log's index), which needs a connection that
+    may write: readers here never write. Only for a caller that holds the store's lock,
+    so no live run is writing it. A file SQLite cannot read is left as it is, for the
+    read after to name what is wrong."""
+    if not os.path.exists(path):
+        return
+    try:
+        conn = sqlite3.connect(path, timeout=5.0)
+    except SQLITE_ERRORS:
+        return
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except SQLITE_ERRORS:
+        pass
+    finally:
+        conn.close()
 
 
 def _is_blank(path: str) -> bool:

@@ -96,26 +96,6 @@ def read(path: str | os.PathLike[str], *, with_snapshot: bool = True) -> StoredR
         conn.close()
 
 
-def recover(path: str | os.PathLike[str]) -> None:
-    """Lets SQLite recover what a writer killed mid-transaction left beside the store (it
-    rolls back a hot journal, or rebuilds a log's index), which needs a connection that
-    may write: readers here never write. Only for a caller that holds the store's lock,
-    so no live run is writing it. A file SQLite cannot read is left as it is, for the
-    read after to name what is wrong."""
-    if not os.path.exists(path):
-        return
-    try:
-        conn = sqlite3.connect(os.fspath(path), timeout=5.0)
-    except SQLITE_ERRORS:
-        return
-    try:
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except SQLITE_ERRORS:
-        pass
-    finally:
-        conn.close()
-
-
 # Python's sqlite3 decodes SQLite's messages as UTF-8; one that quotes a damaged schema
 # is not, and comes as a UnicodeDecodeError instead of an sqlite3.Error.
 SQLITE_ERRORS = (sqlite3.Error, UnicodeDecodeError)
