@@ -13,6 +13,7 @@ pub mod hash_parts;
 pub mod helpers;
 pub mod parallel;
 pub mod prefetch;
+pub mod utf32;
 pub mod utf8;
 // Layer 1: building blocks.
 pub mod fingerprint;

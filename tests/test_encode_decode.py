@@ -87,6 +87,39 @@ def test_encoding_leaves_no_utf8_copy_in_the_callers_strings(tok):
     assert tok.encode_ordinary(text) == tok.encode_bytes(text.encode())
 
 
+# Texts of each way CPython stores a str (1, 2 or 4 bytes a character), longer than the
+# 32,768 code points the binding copies out at a time, with characters of every UTF-8
+# length on both sides of each chunk's end.
+LONG_TEXTS = {
+    "latin-1": "caf\u00e9 na\u00efve \u00ff" * 9000,
+    "bmp": "\u043c\u0438\u0440 \u4e16\u754c a\u07ff\u0800\ufffd " * 5000,
+    "astral": "\U0001f600 \u00e9\u4e16 x\U0010ffff" * 5000,
+    "edge": "a" * 32_767 + "\u4e16" + "b" * 32_766 + "\U0001f600\u00e9",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LONG_TEXTS))
+def test_long_str_of_every_storage_reads_as_its_utf8(tok, kind):
+    text = LONG_TEXTS[kind]
+    assert len(text) > 32_768
+    data = text.encode()
+    assert tok.encode_ordinary(text) == tok.encode_bytes(data)
+    assert tok.encode_ordinary_batch([text, text[1:]], num_threads=2) == [
+        tok.encode_bytes(data),
+        tok.encode_bytes(text[1:].encode()),
+    ]
+    assert tok.decode(tok.encode_ordinary(text)) == text
+    # Counting reads a str the same way: the same words as its bytes.
+    from bytebpe._bytebpe import WordCounter
+
+    counts = []
+    for doc in (text, data):
+        counter = WordCounter(tok.pattern, [], 2)
+        counter.add_batch([doc, "plain"], 0)
+        counts.append((counter.distinct_words, counter.ledger()["bytes"]))
+    assert counts[0] == counts[1]
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 30])
 def test_encode_batch_of_any_size_matches_single_calls(tok, n):
     # One document takes a path of its own (no helper thread); every size gives the same ids.

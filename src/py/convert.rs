@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::PyString;
 
+use super::str_utf8;
 use crate::document::Document;
 use crate::vocab::MergeRecord;
 use crate::Rank;
@@ -13,7 +14,9 @@ use crate::Rank;
 pub(super) enum HeldText {
     /// An ASCII `str`: its own storage is already UTF-8, read in place.
     Ascii(PyBackedStr),
-    /// Any other `str`, encoded to UTF-8 for as long as it is held.
+    /// Any other `str`, its UTF-8 written from its code points (`str_utf8.rs`).
+    Written(String),
+    /// Any other `str` where that is not faster (a CPU without AVX2): encoded by CPython.
     Encoded(PyBackedBytes),
 }
 
@@ -21,6 +24,7 @@ impl HeldText {
     pub(super) fn as_str(&self) -> &str {
         match self {
             HeldText::Ascii(s) => s,
+            HeldText::Written(s) => s,
             // SAFETY: CPython's UTF-8 encoder wrote these bytes (`held_text`).
             HeldText::Encoded(b) => unsafe { std::str::from_utf8_unchecked(b) },
         }
@@ -51,16 +55,22 @@ pub(super) fn held_document(item: &Bound<'_, PyAny>) -> PyResult<HeldDocument> {
 }
 
 /// Holds a `str` as UTF-8 without leaving a copy behind: an ASCII string is read in place;
-/// any other is encoded into a bytes object freed with the holder. Reading it in place
-/// (`PyUnicode_AsUTF8AndSize`, all the stable ABI offers besides copies) would make
-/// CPython build its UTF-8 form and keep it inside the `str` for the string's lifetime:
-/// as much memory again as the caller's non-ASCII text, kept after the call, and fresh
-/// pages to fault in, which made a first call on non-ASCII text about 5% slower than this
-/// (benches/RESULTS.md, "a str's UTF-8 not kept in the str"). A lone surrogate raises
-/// Python's own `UnicodeEncodeError`.
+/// the UTF-8 of any other is written from its code points (`str_utf8.rs`, under half the
+/// time of CPython's encoder), or encoded by CPython into a bytes object, freed with the
+/// holder. Reading it in place (`PyUnicode_AsUTF8AndSize`, all the stable ABI offers
+/// besides copies) would make CPython build its UTF-8 form and keep it inside the `str`
+/// for the string's lifetime: as much memory again as the caller's non-ASCII text, kept
+/// after the call, and fresh pages to fault in, which made a first call on non-ASCII text
+/// about 5% slower than this (benches/RESULTS.md, "a str's UTF-8 not kept in the str").
+/// A lone surrogate raises Python's own `UnicodeEncodeError` (from CPython's encoder).
 pub(super) fn held_text(text: &Bound<'_, PyString>) -> PyResult<HeldText> {
     if text.call_method0(pyo3::intern!(text.py(), "isascii"))?.is_truthy()? {
         return Ok(HeldText::Ascii(PyBackedStr::try_from(text.clone())?));
+    }
+    if str_utf8::is_fast() {
+        if let Some(written) = str_utf8::written_utf8(text)? {
+            return Ok(HeldText::Written(written));
+        }
     }
     Ok(HeldText::Encoded(text.encode_utf8()?.into()))
 }

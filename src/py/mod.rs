@@ -9,6 +9,7 @@ mod ints;
 mod ledger;
 mod pretokenize;
 mod reader;
+mod str_utf8;
 mod tokenizer;
 mod trainer;
 mod utf8;
