@@ -11,6 +11,7 @@ pub mod document;
 pub mod error;
 pub mod hash_parts;
 pub mod helpers;
+pub mod huge_pages;
 pub mod parallel;
 pub mod prefetch;
 pub mod utf32;
@@ -36,6 +37,11 @@ mod py;
 
 #[cfg(test)]
 mod test_rng;
+
+/// Every program built on the crate (the Python module, the examples, the tests) takes
+/// its large blocks on huge pages where the system allows (`huge_pages.rs`).
+#[global_allocator]
+static ALLOCATOR: huge_pages::HugePages = huge_pages::HugePages;
 
 pub use error::{Error, Result};
 pub use tokenizer::Tokenizer;
