@@ -35,7 +35,10 @@ pub(super) fn written_utf8(text: &Bound<'_, PyString>) -> PyResult<Option<String
     let n = unsafe { ffi::PyUnicode_GetLength(text.as_ptr()) };
     let n = usize::try_from(n).map_err(|_| PyErr::fetch(py))?;
     SCRATCH.with_borrow_mut(|points| {
-        points.resize(n.min(CHUNK), 0);
+        // Grown to the longest chunk seen, never shrunk (so not cleared call after call).
+        if points.len() < n.min(CHUNK) {
+            points.resize(n.min(CHUNK), 0);
+        }
         let mut out: Vec<u8> = Vec::new();
         for start in (0..n).step_by(CHUNK) {
             let end = (start + CHUNK).min(n);
