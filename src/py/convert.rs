@@ -67,10 +67,8 @@ pub(super) fn held_text(text: &Bound<'_, PyString>) -> PyResult<HeldText> {
     if text.call_method0(pyo3::intern!(text.py(), "isascii"))?.is_truthy()? {
         return Ok(HeldText::Ascii(PyBackedStr::try_from(text.clone())?));
     }
-    if str_utf8::is_fast() {
-        if let Some(written) = str_utf8::written_utf8(text)? {
-            return Ok(HeldText::Written(written));
-        }
+    if let Some(written) = str_utf8::written_utf8(text)? {
+        return Ok(HeldText::Written(written));
     }
     Ok(HeldText::Encoded(text.encode_utf8()?.into()))
 }

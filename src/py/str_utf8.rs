@@ -22,14 +22,13 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u32>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Whether [`written_utf8`] is faster than CPython's encoder on this CPU.
-pub(super) fn is_fast() -> bool {
-    utf32::is_vectorized()
-}
-
-/// The UTF-8 of `text`; None if it holds a lone surrogate (no UTF-8 has it: the caller's
-/// encoder raises Python's own error for it).
+/// The UTF-8 of `text`; None where CPython's encoder is to write it instead: on a CPU
+/// where writing it here is no faster (no AVX2), or when `text` holds a lone surrogate
+/// (no UTF-8 has it: the encoder raises Python's own error for it).
 pub(super) fn written_utf8(text: &Bound<'_, PyString>) -> PyResult<Option<String>> {
+    if !utf32::is_vectorized() {
+        return Ok(None);
+    }
     let py = text.py();
     // SAFETY: `text` is a live str and the GIL is held.
     let n = unsafe { ffi::PyUnicode_GetLength(text.as_ptr()) };

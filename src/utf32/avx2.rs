@@ -28,43 +28,27 @@ const STEP: usize = 8;
 /// Room kept past the bytes written: a shuffle's 16-byte store.
 const SLACK: usize = 16;
 
-/// For 8 lanes of 2 bytes: the shuffle keeping lane i's low byte, and its high byte too
-/// where bit i is set (a 2-byte character). Past the kept bytes: zeros.
-static TWO_BYTE_LANES: [[u8; 16]; 256] = two_byte_lanes();
-
-const fn two_byte_lanes() -> [[u8; 16]; 256] {
-    let mut table = [[0x80u8; 16]; 256];
-    let mut mask = 0;
-    while mask < 256 {
-        let (mut at, mut lane) = (0, 0);
-        while lane < 8 {
-            table[mask][at] = 2 * lane as u8;
-            at += 1;
-            if mask >> lane & 1 == 1 {
-                table[mask][at] = 2 * lane as u8 + 1;
-                at += 1;
-            }
-            lane += 1;
-        }
-        mask += 1;
-    }
-    table
-}
+/// For 8 lanes of 2 bytes, bit i set where lane i is a 2-byte character: the shuffle
+/// keeping lane i's low byte, and its high byte too where its bit is set.
+static TWO_BYTE_LANES: [[u8; 16]; 256] = leading_bytes(8, 2, 1);
 
 /// For 4 lanes of 4 bytes, each lane's length less one in 2 bits (lane i at bit 2i): the
-/// shuffle keeping each lane's first bytes, in order.
-static THREE_BYTE_LANES: [[u8; 16]; 256] = three_byte_lanes();
+/// shuffle keeping each lane's first bytes.
+static THREE_BYTE_LANES: [[u8; 16]; 256] = leading_bytes(4, 4, 2);
 
-const fn three_byte_lanes() -> [[u8; 16]; 256] {
+/// The shuffles that pack `lanes` lanes of `width` bytes, for every key giving each
+/// lane's length less one in `bits` bits (lane i at bit `bits * i`; `lanes * bits` is 8):
+/// each lane's first bytes, in order, then zeros (index 0x80).
+const fn leading_bytes(lanes: usize, width: usize, bits: usize) -> [[u8; 16]; 256] {
     let mut table = [[0x80u8; 16]; 256];
     let mut key = 0;
     while key < 256 {
         let (mut at, mut lane) = (0, 0);
-        while lane < 4 {
-            let len = (key >> (2 * lane) & 3) + 1;
+        while lane < lanes {
+            let len = (key >> (bits * lane) & ((1 << bits) - 1)) + 1;
             let mut k = 0;
             while k < len {
-                table[key][at] = (4 * lane + k) as u8;
+                table[key][at] = (width * lane + k) as u8;
                 at += 1;
                 k += 1;
             }
