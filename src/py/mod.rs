@@ -5,6 +5,7 @@ mod combine;
 mod convert;
 mod enter;
 mod errors;
+mod filled_bytes;
 mod ints;
 mod ledger;
 mod pretokenize;

@@ -14,6 +14,7 @@ use super::convert::{
 };
 use super::enter::{detached, detached_quiet, detached_unless_small};
 use super::errors::to_py;
+use super::filled_bytes::filled_bytes;
 use super::ints::IdInts;
 use crate::encode::{write_ids, FlatBatch};
 use crate::vocab::Vocab;
@@ -380,15 +381,18 @@ impl CoreTokenizer {
         })?;
         let batch = FlatBatch::new(parts);
         // One parallel pass writes the ids straight into the bytes object Python gets.
-        let token_bytes = PyBytes::new_with(py, batch.len() * itemsize, |buf| {
-            match py.detach(|| pool.install(|| batch.write(buf, itemsize))) {
-                None => Ok(()),
-                Some(_) => Err(PyValueError::new_err(format!(
-                    "token ids up to {} do not fit {itemsize}-byte integers",
-                    self.inner.vocab_size() - 1
-                ))),
-            }
-        })?;
+        // SAFETY: on None, `FlatBatch::write` has written every byte.
+        let token_bytes = unsafe {
+            filled_bytes(py, batch.len() * itemsize, |buf| {
+                match py.detach(|| pool.install(|| batch.write(buf, itemsize))) {
+                    None => Ok(()),
+                    Some(_) => Err(PyValueError::new_err(format!(
+                        "token ids up to {} do not fit {itemsize}-byte integers",
+                        self.inner.vocab_size() - 1
+                    ))),
+                }
+            })
+        }?;
         let offsets = batch.offsets();
         let offset_bytes = PyBytes::new_with(py, offsets.len() * 8, |buf| {
             for (chunk, &o) in buf.chunks_exact_mut(8).zip(offsets) {
