@@ -10,7 +10,7 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyList};
+use pyo3::types::{PyInt, PyList, PyString};
 
 use crate::Rank;
 
@@ -20,6 +20,9 @@ const IMMORTAL_FROM: ffi::Py_ssize_t = 1 << 30;
 
 pub struct IdInts {
     ints: Vec<Py<PyInt>>,
+    /// Whether a new list's item array is written directly, as CPython's own
+    /// `PyList_SET_ITEM` does (checked on a list made for the purpose, see `items_at`).
+    items_in_place: bool,
     /// Ids from here on are mortal ints whose count is incremented in place; below it
     /// (the small ints, immortal from 3.12 on) and on a free-threaded interpreter (whose
     /// objects start with other fields) the interpreter adds every reference.
@@ -40,7 +43,8 @@ impl IdInts {
                 .rposition(|int| unsafe { *count_word(int.as_ptr()) } >= IMMORTAL_FROM)
                 .map_or(0, |last| last + 1)
         };
-        Ok(Self { ints, counted_in_place_from })
+        let items_in_place = !gil_disabled(py)? && items_found(py)?;
+        Ok(Self { ints, counted_in_place_from, items_in_place })
     }
 
     /// A new list of `ids`; ids past the cached ones (special tokens) get fresh ints.
@@ -52,6 +56,8 @@ impl IdInts {
         // int at or past `counted_in_place_from` is mortal on an interpreter with a GIL.
         unsafe {
             let list = Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len))?;
+            let items =
+                if self.items_in_place { items_at(list.as_ptr()) } else { std::ptr::null_mut() };
             for (i, &id) in ids.iter().enumerate() {
                 let at = id as usize;
                 let int = match self.ints.get(at) {
@@ -65,7 +71,11 @@ impl IdInts {
                     }
                     None => id.into_pyobject(py)?.into_ptr(),
                 };
-                ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, int);
+                if items.is_null() {
+                    ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, int);
+                } else {
+                    *items.add(i) = int;
+                }
             }
             Ok(list.cast_into_unchecked())
         }
@@ -77,6 +87,37 @@ impl IdInts {
 /// needs the GIL held and `object` alive.
 fn count_word(object: *mut ffi::PyObject) -> *mut ffi::Py_ssize_t {
     object.cast()
+}
+
+/// The item array of a list on an interpreter with a GIL: the word after the object's
+/// variable-size header (reference count, type, size), where `PyList_SET_ITEM` writes.
+/// The stable ABI does not promise this layout, so [`items_found`] checks it first.
+unsafe fn items_at(list: *mut ffi::PyObject) -> *mut *mut ffi::PyObject {
+    // SAFETY: the caller's list, whose layout `items_found` has checked.
+    unsafe { *list.cast::<*mut *mut ffi::PyObject>().add(3) }
+}
+
+/// Whether lists are laid out as [`items_at`] reads them: on a list of three items made
+/// here, the header's words hold the list type and the length 3, the capacity after the
+/// item array is at least 3, and each item set through the API is found in the array.
+fn items_found(py: Python<'_>) -> PyResult<bool> {
+    let mark = |text: &str| PyString::new(py, text).into_any().unbind();
+    let marks = [py.None(), mark("first"), mark("second")];
+    let list = PyList::new(py, &marks)?;
+    let words = list.as_ptr().cast::<usize>();
+    // SAFETY: with a GIL every object starts with its reference count and type, and a
+    // variable-size one then with its length; a list adds its item array and capacity
+    // (five words in every CPython since 2.x). Only once the first three words read as
+    // expected are the array and capacity read.
+    unsafe {
+        let header = *words.add(1) == std::ptr::addr_of!(ffi::PyList_Type) as usize
+            && *words.add(2) == marks.len();
+        if !header || *words.add(4) < marks.len() {
+            return Ok(false);
+        }
+        let items = items_at(list.as_ptr());
+        Ok(marks.iter().enumerate().all(|(i, mark)| *items.add(i) == mark.as_ptr()))
+    }
 }
 
 /// Whether the interpreter runs without a GIL (a free-threaded build).
