@@ -134,7 +134,7 @@ def test_batch_lists_outlive_the_tokenizer_and_cached_ints_keep_their_counts():
 def test_the_core_names_a_batch_item_that_is_not_str(tok):
     # The facade checks types first; the native call refuses them on its own too.
     with pytest.raises(TypeError, match=r"texts\[2\] must be str, not bytes"):
-        tok._core.encode_ordinary_batch(["a", "b", b"c"], 2)
+        tok._core.encode_batch(["a", "b", b"c"], 2)
 
 
 def test_a_lone_surrogate_late_in_a_big_batch_wins_over_an_earlier_failure(picky):
@@ -186,6 +186,27 @@ def test_a_failing_text_is_reported_by_its_index_in_numpy_batches(picky):
     assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(fine))] == [
         picky.encode_ordinary(d) for d in fine
     ]
+
+
+@pytest.mark.parametrize("shape", ["one huge among small", "many tiny", "long to short"])
+def test_allowed_specials_in_a_batch_give_the_ids_of_single_calls(shape):
+    # Batches with allowed special tokens run on the pool like ordinary ones; each text
+    # is encoded exactly as `encode` with the same rules.
+    specials = ["<|endoftext|>", "<|pad|>"]
+    tok = Tokenizer.train_from_iterator(DOCS[:200], 1000, special_tokens=specials, progress=False)
+    docs = [
+        specials[i % 2].join([d, d[: len(d) // 3], ""]) if i % 3 else d
+        for i, d in enumerate(shapes()[shape])
+    ]
+    for allowed in ("all", {"<|pad|>"}, {"<|endoftext|>"}):
+        # A special not allowed is encoded as text only where it is not disallowed.
+        rules = {"allowed_special": allowed, "disallowed_special": ()}
+        expected = [tok.encode(d, **rules) for d in docs]
+        assert any(e != tok.encode_ordinary(d) for e, d in zip(expected, docs))
+        for threads in (1, 2, 3):
+            assert tok.encode_batch(docs, num_threads=threads, **rules) == expected
+    with pytest.raises(ValueError, match=r"texts\[2\] contains the special token .<\|endoftext\|>."):
+        tok.encode_batch(docs, allowed_special={"<|pad|>"}, num_threads=2)
 
 
 @pytest.mark.parametrize("k", [0, 2, 39])

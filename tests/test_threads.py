@@ -20,7 +20,7 @@ def test_too_many_threads_is_a_clear_error(threads):
 def test_core_refuses_thread_counts_out_of_range(threads):
     core = bytebpe._bytebpe.CoreTokenizer.from_merges("gpt2", [], [])
     with pytest.raises(ValueError, match=rf"num_threads={threads} is out of range"):
-        core.encode_ordinary_batch(["a"], threads)
+        core.encode_batch(["a"], threads)
     with pytest.raises(ValueError, match=rf"num_threads={threads} is out of range"):
         bytebpe._bytebpe.WordCounter("gpt2", [], threads)
 

@@ -87,8 +87,11 @@ class CoreTokenizer:
     def encode(self, text: str, allowed_special: set[str] | None = None) -> list[int]: ...
     def encode_u32(self, text: str, allowed_special: set[str] | None = None) -> bytearray: ...
     def encode_bytes(self, data: bytes) -> list[int]: ...
-    def encode_ordinary_batch(
-        self, texts: Sequence[str], num_threads: int | None = None
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        num_threads: int | None = None,
+        allowed_special: set[str] | None = None,
     ) -> list[list[int]]: ...
     def encode_batch_flat(
         self,

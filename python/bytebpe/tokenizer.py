@@ -250,7 +250,7 @@ class Tokenizer(Training, FamiliarNames):
         text."""
         texts = self._texts("encode_ordinary_batch", texts)
         threads = check_threads(num_threads)
-        return self._checked(texts, lambda: self._core.encode_ordinary_batch(texts, threads))
+        return self._checked(texts, lambda: self._core.encode_batch(texts, threads))
 
     def encode_batch(
         self,
@@ -268,10 +268,8 @@ class Tokenizer(Training, FamiliarNames):
         if rules.disallowed:
             for i, text in enumerate(texts):
                 special_policy.check(text, rules.disallowed, where=f"texts[{i}]")
-        if not rules.allowed:
-            return self._checked(texts, lambda: self._core.encode_ordinary_batch(texts, threads))
-        allowed = set(rules.allowed)
-        return self._checked(texts, lambda: [self._core.encode(text, allowed) for text in texts])
+        allowed = set(rules.allowed) if rules.allowed else None
+        return self._checked(texts, lambda: self._core.encode_batch(texts, threads, allowed))
 
     @staticmethod
     def _texts(method: str, texts: Sequence[str]) -> list[str]:

@@ -43,12 +43,7 @@ impl CoreTokenizer {
         text: &str,
         allowed: Option<&HashSet<String>>,
     ) -> PyResult<Vec<Rank>> {
-        detached_unless_small(py, text.len(), || match allowed {
-            None => self.inner.encode_ordinary(text),
-            Some(allowed) => self.inner.encode(text, |special| {
-                std::str::from_utf8(special).is_ok_and(|s| allowed.contains(s))
-            }),
-        })
+        detached_unless_small(py, text.len(), || encode_allowing(&self.inner, text, allowed))
     }
 
     fn list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
@@ -268,13 +263,17 @@ impl CoreTokenizer {
     /// The texts are read as UTF-8 (a copy for non-ASCII `str`, made by CPython under the
     /// GIL) chunk by chunk as `ordered::run` prepares them, so the pool starts after the
     /// first chunk's, not the whole batch's; a lone surrogate raises UnicodeEncodeError.
-    #[pyo3(signature = (texts, num_threads=None))]
-    fn encode_ordinary_batch<'py>(
+    /// Each text is encoded as [`Self::encode`] with `allowed_special` (None: none, as
+    /// `encode_ordinary`).
+    #[pyo3(signature = (texts, num_threads=None, allowed_special=None))]
+    fn encode_batch<'py>(
         &self,
         py: Python<'py>,
         texts: Vec<Bound<'py, PyAny>>,
         num_threads: Option<usize>,
+        allowed_special: Option<HashSet<String>>,
     ) -> PyResult<Bound<'py, PyList>> {
+        let allowed = allowed_special.as_ref();
         let pool = crate::parallel::checked(num_threads).map_err(to_py)?;
         let texts = Self::strs(texts)?;
         if texts.len() < 2 {
@@ -283,7 +282,9 @@ impl CoreTokenizer {
                 .into_iter()
                 .map(|t| {
                     let t = held_text(&t)?;
-                    self.list(py, &detached_quiet(py, || self.inner.encode_ordinary(t.as_str()))?)
+                    let ids =
+                        detached_quiet(py, || encode_allowing(&self.inner, t.as_str(), allowed))?;
+                    self.list(py, &ids)
                 })
                 .collect::<PyResult<Vec<_>>>()?;
             return PyList::new(py, lists);
@@ -296,7 +297,8 @@ impl CoreTokenizer {
         let inner = &self.inner;
         let encode_chunk = |c: usize| {
             encode_until_failure(chunks[c].clone(), |i| {
-                inner.encode_ordinary(views[i].get().expect("ordered::run prepared it").as_str())
+                let text = views[i].get().expect("ordered::run prepared it");
+                encode_allowing(inner, text.as_str(), allowed)
             })
         };
         let mut lists: Vec<Py<PyList>> = Vec::with_capacity(texts.len());
@@ -426,6 +428,21 @@ impl CoreTokenizer {
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = detached_quiet(py, || self.inner.decode_bytes(&ids))?;
         Ok(PyBytes::new(py, &bytes))
+    }
+}
+
+/// The ids of `text`, the special tokens in `allowed` as their ids (None: none, as
+/// `encode_ordinary`).
+fn encode_allowing(
+    tokenizer: &Tokenizer,
+    text: &str,
+    allowed: Option<&HashSet<String>>,
+) -> crate::Result<Vec<Rank>> {
+    match allowed {
+        None => tokenizer.encode_ordinary(text),
+        Some(allowed) => tokenizer.encode(text, |special| {
+            std::str::from_utf8(special).is_ok_and(|s| allowed.contains(s))
+        }),
     }
 }
 
