@@ -46,7 +46,7 @@ def encode_texts(served: Served, req: EncodeRequest) -> list[list[int]]:
                 if token in text:
                     _special_in_text(req, i, token)
         if allowed:
-            return [tok.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
+            return tok.encode_batch(texts, allowed_special=allowed, disallowed_special=())
     if len(texts) == 1:
         return [tok.encode_ordinary(texts[0])]
     return tok.encode_batch(texts) if texts else []
