@@ -96,6 +96,9 @@ def test_special_tokens_follow_the_library(server: Server, tok: Tokenizer) -> No
         assert r.json()["ids"] == tok.encode(text, allowed_special={SPECIAL})
         r = c.post("/v1/tokenize", json={"text": text, "disallowed_special": []})
         assert r.json()["ids"] == tok.encode(text, disallowed_special=())
+        batch = [text, "ok", text * 3, ""]
+        r = c.post("/v1/tokenize", json={"texts": batch, "allowed_special": [SPECIAL]})
+        assert r.json()["ids"] == [tok.encode(t, allowed_special={SPECIAL}) for t in batch]
         r = c.post("/v1/tokenize", json={"texts": ["ok", text]})
         assert r.status_code == 400 and r.json()["error"]["field"] == "texts[1]"
         assert SPECIAL in r.json()["error"]["message"]
