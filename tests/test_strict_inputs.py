@@ -69,6 +69,40 @@ def test_formatted_datasets_read_as_text(ds, reference, fmt):
     assert flat[offsets[3]:offsets[4]].tolist() == reference.encode_ordinary(DOCS[3])
 
 
+def test_arrow_text_columns_are_read_as_their_utf8_bytes():
+    # A dataset's Arrow strings reach the core as UTF-8 bytes, never as str; training,
+    # encoding and the loss report are those of the texts themselves, nulls are refused
+    # or skipped where they stand, and a resumed run sees the same fingerprint.
+    import pyarrow as pa
+    from bytebpe._bytebpe import WordCounter
+    from bytebpe.documents import iter_documents
+
+    texts = [*DOCS[:100], "naïve café ✓ 中文 Ω 𝄞", "Привет, мир"]
+    want = train(texts)
+    plain = datasets.Dataset.from_dict({"text": texts})
+    large = plain.cast_column("text", datasets.Value("large_string"))
+    assert large.data.column("text").type == pa.large_string()
+    for ds in (plain, large, plain.to_iterable_dataset(), large.to_iterable_dataset()):
+        docs = list(iter_documents(ds, "text", 16))
+        assert docs == [t.encode() for t in texts]
+        assert WordCounter.fingerprint_of(docs) == WordCounter.fingerprint_of(texts)
+        got = train(ds)
+        assert got.merges() == want.merges()
+        assert got.loss_report()["training"] == want.loss_report()["training"]
+        flat, offsets = want.encode_batch_numpy(ds)
+        ids = [want.encode_ordinary(t) for t in texts]
+        assert flat.tolist() == [i for one in ids for i in one]
+        assert np.diff(offsets).tolist() == [len(one) for one in ids]
+    holes = datasets.Dataset.from_dict({"text": [texts[0], None, *texts[1:60], None]})
+    with pytest.raises(TypeError, match=r"dataset batch 0\['text'\]\[1\] of the training data is NoneType"):
+        train(holes)
+    with pytest.raises(TypeError, match=r"dataset batch 0\['text'\]\[1\] of the documents to encode is NoneType"):
+        want.encode_batch_numpy(holes.to_iterable_dataset())
+    skipped = train(holes, on_bad_item="skip").loss_report()["training"]
+    assert skipped["rejected_items"] == {"NoneType": 2} and skipped["documents"] == 60
+    assert train(holes, on_bad_item="skip").merges() == train(texts[:60]).merges()
+
+
 def test_only_the_text_column_is_read(ds):
     assert text_column_only(ds.with_format("numpy"), "text").column_names == ["text"]
     assert text_column_only(ds.to_iterable_dataset(), "text").column_names == ["text"]
