@@ -125,6 +125,10 @@ def test_parquet_files_equal_the_same_documents_in_memory(tmp_path, compression)
     pq.write_table(pa.table({"id": list(range(len(docs))), "text": docs}), raw, row_group_size=50)
     path = write(tmp_path / "rows.parquet", raw.read_bytes(), compression)
     same(Tokenizer.train_from_files(path, VOCAB, progress=False), train_list(docs))
+    # Strings reach the core as their UTF-8 bytes, small or large offsets alike.
+    large = tmp_path / "large.parquet"
+    pq.write_table(pa.table({"text": pa.array(docs, pa.large_string())}), large)
+    same(Tokenizer.train_from_files(large, VOCAB, progress=False), train_list(docs))
     binary = tmp_path / "binary.parquet"
     data = corpus(6)
     pq.write_table(pa.table({"body": pa.array(data, pa.binary())}), binary)

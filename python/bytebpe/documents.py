@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, Union
 
+from bytebpe.arrow_text import utf8_values
+
 
 class TextDataset(Protocol):
     """What bytebpe uses of a Hugging Face `datasets.Dataset` / `IterableDataset`."""
@@ -242,14 +244,12 @@ def _dataset_documents(
     what: str,
 ) -> Iterator[str | bytes]:
     """The documents of `dataset` (its text column only), `buffer_size` rows a batch. A
-    column of Arrow strings is read as the UTF-8 bytes Arrow holds: making a `str` of each
-    and the core reading it back as UTF-8 cost more than a tenth of counting the text.
-    Bytes train and encode exactly as their text (the same bytes, the same fingerprint),
-    and a null is refused (or skipped) where it stands, as a None value would be."""
+    column of Arrow strings is read as the UTF-8 bytes Arrow holds (`arrow_text.py`); a
+    null is refused (or skipped) where it stands, as a None value would be."""
     if _arrow_text(dataset, text_column):
         batches = dataset.with_format("arrow").iter(batch_size=buffer_size)
         for b, table in enumerate(batches):
-            row = {text_column: _utf8_values(table.column(text_column))}
+            row = {text_column: utf8_values(table.column(text_column))}
             yield from _row_documents(row, text_column, f"dataset batch {b}", rejected, what)
         return
     for b, batch in enumerate(dataset.iter(batch_size=buffer_size)):
@@ -262,16 +262,3 @@ def _arrow_text(dataset: Any, text_column: str) -> bool:
     features = getattr(dataset, "features", None)
     feature = features.get(text_column) if features else None
     return getattr(feature, "dtype", None) in ("string", "large_string")
-
-
-def _utf8_values(column: Any) -> list[Any]:
-    """A column's values as Python objects: Arrow strings as the bytes of their UTF-8,
-    without decoding them (a cast to binary keeps the buffers), nulls as None."""
-    import pyarrow as pa  # present wherever a `datasets` dataset is
-
-    if pa.types.is_string(column.type):
-        column = column.cast(pa.binary())
-    elif pa.types.is_large_string(column.type):
-        column = column.cast(pa.large_binary())
-    values: list[Any] = column.to_pylist()
-    return values

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from bytebpe._bytebpe import InputError, WordCounter
+from bytebpe.arrow_text import utf8_values
 
 PARQUET_BATCH_ROWS = 4096
 
@@ -21,8 +22,13 @@ class ParquetSource:
     total = None
     total_bytes = None
 
-    def __init__(self, path: str, compression: str | None, column: str) -> None:
+    def __init__(
+        self, path: str, compression: str | None, column: str, *, utf8_bytes: bool = False
+    ) -> None:
+        """`utf8_bytes`: string values come as the bytes of their UTF-8 (`arrow_text.py`),
+        for the core to count or encode; else as `str`, for `read_files`' callers."""
         self.name = path
+        self.utf8_bytes = utf8_bytes
         self.rejected: dict[str, int] = {}
         self.path = path
         self.compression = compression
@@ -87,7 +93,8 @@ class ParquetSource:
             for batch in parquet.iter_batches(
                 batch_size=PARQUET_BATCH_ROWS, columns=[self.column]
             ):
-                values = batch.column(0).to_pylist()
+                column = batch.column(0)
+                values = utf8_values(column) if self.utf8_bytes else column.to_pylist()
                 if None in values:
                     row = self._row + values.index(None)
                     raise InputError(

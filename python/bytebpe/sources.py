@@ -347,7 +347,7 @@ def file_sources(paths: list[str], read: ReadOptions) -> Iterator[Source]:
     for path in paths:
         kind, compression = file_kind(path)
         if kind == "parquet":
-            yield ParquetSource(path, compression, read.text_column)
+            yield ParquetSource(path, compression, read.text_column, utf8_bytes=True)
         else:
             # Plain text, uncompressed, one document per line: its documents are its bytes.
             plain = kind == "text" and compression is None and read.documents != "separator"
