@@ -25,6 +25,7 @@ from bytebpe._bytebpe import (
     merge_snapshots,
     sequence_fingerprint,
 )
+from bytebpe.arrow_text import utf8_values
 from bytebpe.errors import BlockError
 
 # Documents handed to the counter per call (bounded by bytes too, see documents.batches).
@@ -63,7 +64,8 @@ def block_documents(
         )
     docs: list[str | bytes] = []
     rejected: dict[str, int] = {}
-    for row, value in enumerate(batch.column(text_column).to_pylist()):
+    # Arrow strings come as their UTF-8 bytes (valid UTF-8, so no surrogate to check).
+    for row, value in enumerate(utf8_values(batch.column(text_column))):
         if isinstance(value, str):
             if surrogatepass:
                 value = value.encode("utf-8", "surrogatepass")
