@@ -6,7 +6,10 @@
 //! stable ABI's `Py_INCREF` is in pyo3) that was a tenth of the time of encoding English
 //! and returning its list, so for ordinary (mortal) ints on an interpreter with a GIL the
 //! count is incremented in place, exactly as the 3.10 stable ABI's own `Py_INCREF` macro
-//! does in every C extension built for it.
+//! does in every C extension built for it. Likewise each item is stored in the list's
+//! array, as `PyList_SET_ITEM` does (the stable ABI has only `PyList_SetItem`, a call
+//! with its checks per id, 2% of encoding English), once a list made here shows the
+//! layout that store needs.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
