@@ -168,6 +168,29 @@ def test_disallowed_special_says_which_argument(tok):
     assert tok.special_tokens["<|eot|>"] not in tok.encode("a <|eot|> b", disallowed_special=())
 
 
+def test_many_disallowed_specials_name_the_first_in_the_text():
+    # Hundreds of special tokens (as Llama 3 reserves) are found in one pass; the error
+    # names the token that comes first in the text, the longest where two start at once.
+    from bytebpe.special_policy import first_in
+
+    reserved = [f"<|reserved_{i}|>" for i in range(256)]
+    many = train(["hello world"] * 20, vocab_size=256 + 2 + 256,
+                 special_tokens=["<|eot|>", "<|eot|>x", *reserved])
+    text = "a <|reserved_200|> b <|eot|>x c <|reserved_3|>"
+    with pytest.raises(ValueError, match=r"contains the special token '<\|reserved_200\|>'"):
+        many.encode(text)
+    with pytest.raises(ValueError, match=r"texts\[1\] contains the special token '<\|eot\|>x'"):
+        many.encode_batch(["fine", "b <|eot|>x <|eot|> <|reserved_3|>"])
+    # None of these is in the text: it is encoded as ordinary text.
+    got = many.encode(text, disallowed_special=set(reserved[100:200]))
+    assert got == many.encode(text, disallowed_special=()) == many.encode_ordinary(text)
+    tokens = frozenset(["ab", "abc", "b", "zz"])
+    assert [first_in(t, tokens) for t in ("xabcz", "xab", "xbab", "zzab", "none", "")] == [
+        "abc", "ab", "b", "zz", None, None]
+    assert first_in("a.b", frozenset(["."])) == "." and first_in("ab", frozenset(["."])) is None
+    assert first_in("a.b", frozenset(["a.", "x"])) == "a." and first_in("ab", frozenset(["a.", "x"])) is None
+
+
 @pytest.mark.parametrize(
     ("kw", "error", "message"),
     [

@@ -59,8 +59,10 @@ class Served:
         object.__setattr__(self, "name", self.version.name)
 
     @property
-    def special_texts(self) -> tuple[str, ...]:
-        return tuple(self.special_ids.values())
+    def special_texts(self) -> frozenset[str]:
+        # Made on each use: callers keep it for a request, and the rules' regex is cached
+        # by the set's value (`special_policy.first_in`).
+        return frozenset(self.special_ids.values())
 
     @property
     def vocab_size(self) -> int:

@@ -33,18 +33,11 @@ def encode_texts(served: Served, req: EncodeRequest) -> list[list[int]]:
     tok = served.tokenizer
     texts = req.texts
     if served.special_ids and req.allowed_special == frozenset() and req.disallowed_special == "all":
-        # The default: any special token's text is an error; no set building per request.
-        specials = served.special_texts
-        for i, text in enumerate(texts):
-            for token in specials:
-                if token in text:
-                    _special_in_text(req, i, token)
+        # The default: any special token's text is an error.
+        _refuse_specials(req, served.special_texts)
     elif served.special_ids or req.allowed_special != frozenset() or req.disallowed_special != "all":
         allowed, disallowed = _special_sets(served, req)
-        for i, text in enumerate(texts):
-            for token in disallowed:
-                if token in text:
-                    _special_in_text(req, i, token)
+        _refuse_specials(req, disallowed)
         if allowed:
             return tok.encode_batch(texts, allowed_special=allowed, disallowed_special=())
     if len(texts) == 1:
@@ -64,6 +57,15 @@ def encode_answer(served: Served, req: EncodeRequest) -> tuple[list[list[int]], 
         if req.return_offsets:
             extra["offsets"] = both[0][1] if req.single else [o for _, o in both]
     return ids, extra
+
+
+def _refuse_specials(req: EncodeRequest, disallowed: frozenset[str]) -> None:
+    """Refuses the first text holding a token of `disallowed`, naming the first such
+    token in it."""
+    for i, text in enumerate(req.texts):
+        token = special_policy.first_in(text, disallowed)
+        if token is not None:
+            _special_in_text(req, i, token)
 
 
 def _special_in_text(req: EncodeRequest, i: int, token: str) -> None:
