@@ -14,7 +14,6 @@ next to the system's temporary files, named by corpus and size).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import statistics
@@ -25,19 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from train_one import load_texts
+
 KINDS = ("str", "bytes", "dataset", "parquet")
-
-
-def read_docs(corpus: str, mb: float) -> list[str]:
-    docs, size = [], 0
-    with gzip.open(corpus, "rt", encoding="utf-8") as f:
-        for line in f:
-            text = json.loads(line)["text"]
-            docs.append(text)
-            size += len(text.encode("utf-8"))
-            if mb and size >= mb * 1e6:
-                break
-    return docs
 
 
 def prepare(corpus: str, mb: float, cache: Path) -> None:
@@ -48,7 +37,7 @@ def prepare(corpus: str, mb: float, cache: Path) -> None:
     import pyarrow.parquet as pq
 
     cache.mkdir(parents=True, exist_ok=True)
-    docs = read_docs(corpus, mb)
+    docs = load_texts(corpus, mb or None)  # the comparisons' own reading
     (cache / "docs.json").write_text(json.dumps(docs))
     ds = datasets.Dataset.from_dict({"text": docs})
     ds.save_to_disk(str(cache / "dataset"))
