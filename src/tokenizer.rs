@@ -217,7 +217,12 @@ impl Tokenizer {
     }
 
     pub fn decode_bytes(&self, ids: &[Rank]) -> Result<Vec<u8>> {
-        decode::decode_bytes(&self.vocab, &self.specials, ids)
+        decode::decode_bytes(&self.vocab, &self.specials, ids, false)
+    }
+
+    /// [`Self::decode_bytes`], leaving special tokens out when `skip_special`.
+    pub fn decode_bytes_skipping(&self, ids: &[Rank], skip_special: bool) -> Result<Vec<u8>> {
+        decode::decode_bytes(&self.vocab, &self.specials, ids, skip_special)
     }
 
     fn encode_text_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {

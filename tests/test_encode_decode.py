@@ -215,6 +215,42 @@ def test_streaming_decoder_errors(tok):
         tok.decoder().feed(99999)
 
 
+def test_numpy_arrays_decode_as_their_lists(tok):
+    # A 1-D integer array is read by the core as packed integers (every dtype, either
+    # byte order, strided views); the bytes, the skipping of special tokens and the
+    # errors are those of the same ids as a list.
+    eot = tok.special_tokens["<|endoftext|>"]
+    ids = [i for d in HELDOUT[:20] for i in [*tok.encode_ordinary(d), eot]]
+    want = tok.decode_bytes(ids)
+    skipped = tok.decode_bytes(ids, skip_special_tokens=True)
+    assert skipped == b"".join(d.encode() for d in HELDOUT[:20]) and want != skipped
+    for dtype in ("uint16", "int16", "uint32", "int32", "uint64", "int64", ">u4", ">i8"):
+        arr = np.array(ids, dtype=dtype)
+        assert tok.decode_bytes(arr) == want, dtype
+        assert tok.decode_bytes(arr, skip_special_tokens=True) == skipped, dtype
+        assert tok.decode(arr) == want.decode(), dtype
+    doubled = np.repeat(np.array(ids, dtype=np.uint32), 2)[::2]
+    assert not doubled.flags.c_contiguous and tok.decode_bytes(doubled) == want
+    assert tok.decode_bytes(np.array([104, 105], dtype=np.uint8)) == tok.decode_bytes([104, 105])
+    assert tok.decode_bytes(np.array([], dtype=np.int64)) == b""
+    for bad, message in (
+        (np.array([104, 99999], dtype=np.uint32), "unknown token id 99999 at position 1"),
+        (np.array([104, 105, -1], dtype=np.int32), "unknown token id -1 at position 2"),
+        (np.array([104, 2**40], dtype=np.int64), f"unknown token id {2**40} at position 1"),
+    ):
+        with pytest.raises(bytebpe.UnknownTokenError, match=message):
+            tok.decode(bad)
+    with pytest.raises(TypeError):
+        tok.decode(np.array([[104, 105]], dtype=np.uint32))  # 2-D: as its nested list
+
+
+def test_decode_batch_skips_special_tokens_in_the_core(tok):
+    eot = tok.special_tokens["<|endoftext|>"]
+    batch = [[*tok.encode_ordinary(d), eot] for d in HELDOUT[:5]]
+    assert tok.decode_batch(batch, skip_special_tokens=True, num_threads=2) == HELDOUT[:5]
+    assert tok.decode_batch(batch) == [d + "<|endoftext|>" for d in HELDOUT[:5]]
+
+
 def test_decode_batch(tok):
     batch = [tok.encode_ordinary(d) for d in HELDOUT]
     assert tok.decode_batch(batch, num_threads=2) == HELDOUT

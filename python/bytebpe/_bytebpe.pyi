@@ -100,9 +100,15 @@ class CoreTokenizer:
         eot: int | None = None,
         num_threads: int | None = None,
     ) -> tuple[bytes, bytes]: ...
-    def decode_bytes(self, ids: Sequence[int]) -> bytes: ...
+    def decode_bytes(self, ids: Sequence[int], skip_special: bool = False) -> bytes: ...
+    def decode_packed(
+        self, data: bytes, itemsize: int, signed: bool, skip_special: bool = False
+    ) -> bytes | None: ...
     def decode_bytes_batch(
-        self, batch: Sequence[Sequence[int]], num_threads: int | None = None
+        self,
+        batch: Sequence[Sequence[int]],
+        num_threads: int | None = None,
+        skip_special: bool = False,
     ) -> list[bytes]: ...
 
 @final

@@ -94,6 +94,18 @@ def check_token_id(token: object, position: int) -> int:
     return token
 
 
+def packed_ids(tokens: Any) -> tuple[bytes, int, bool] | None:
+    """A one-dimensional NumPy integer array's ids as native-endian bytes, with their size
+    and whether they are signed, for the core to read without a Python int per id; None
+    for anything else."""
+    dtype: Any = getattr(tokens, "dtype", None)
+    if getattr(dtype, "kind", None) not in ("i", "u") or getattr(tokens, "ndim", None) != 1:
+        return None
+    if not dtype.isnative:
+        tokens = tokens.astype(dtype.newbyteorder("="))
+    return tokens.tobytes(), dtype.itemsize, dtype.kind == "i"
+
+
 def token_list(tokens: Any) -> Any:
     """Token ids to decode: NumPy integer arrays become lists (other arrays are refused by
     dtype); anything else is passed on for the native decoder to check."""

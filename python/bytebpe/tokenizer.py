@@ -33,6 +33,7 @@ from bytebpe.checks import (
     check_text_type,
     check_threads,
     check_token_id,
+    packed_ids,
     token_list,
 )
 from bytebpe.decoder import StreamingDecoder
@@ -348,12 +349,17 @@ class Tokenizer(Training, FamiliarNames):
     def decode_bytes(self, tokens: Sequence[int], *, skip_special_tokens: bool = False) -> bytes:
         """The bytes of `tokens` (special tokens give their text, or nothing with
         `skip_special_tokens=True`)."""
+        packed = packed_ids(tokens)
+        if packed is not None:
+            try:
+                data = self._core.decode_packed(*packed, skip_special_tokens)
+            except UnknownTokenError:
+                data = None  # the list path below names the id and its place
+            if data is not None:
+                return data
         tokens = token_list(tokens)
-        if skip_special_tokens:
-            specials = set(self._special_ids.values())
-            tokens = [t for t in tokens if t not in specials]
         try:
-            return self._core.decode_bytes(tokens)
+            return self._core.decode_bytes(tokens, skip_special_tokens)
         except (TypeError, OverflowError, UnknownTokenError):
             self._ledger.add("unknown_ids", 1)
             for position, token in enumerate(tokens):
@@ -396,11 +402,8 @@ class Tokenizer(Training, FamiliarNames):
         in `decode`)."""
         check_errors(errors)
         lists = [token_list(tokens) for tokens in batch]
-        if skip_special_tokens:
-            specials = set(self._special_ids.values())
-            lists = [[t for t in tokens if t not in specials] for tokens in lists]
         try:
-            decoded = self._core.decode_bytes_batch(lists, num_threads)
+            decoded = self._core.decode_bytes_batch(lists, num_threads, skip_special_tokens)
         except (TypeError, OverflowError, UnknownTokenError):
             for tokens in lists:
                 self.decode_bytes(tokens)

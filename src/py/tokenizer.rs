@@ -405,12 +405,13 @@ impl CoreTokenizer {
         Ok((token_bytes, offset_bytes))
     }
 
-    #[pyo3(signature = (batch, num_threads=None))]
+    #[pyo3(signature = (batch, num_threads=None, skip_special=false))]
     fn decode_bytes_batch<'py>(
         &self,
         py: Python<'py>,
         batch: Vec<Vec<Rank>>,
         num_threads: Option<usize>,
+        skip_special: bool,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
         crate::parallel::checked(num_threads).map_err(to_py)?;
         let decoded = detached_quiet(py, || {
@@ -418,17 +419,75 @@ impl CoreTokenizer {
                 use rayon::prelude::*;
                 batch
                     .par_iter()
-                    .map(|ids| self.inner.decode_bytes(ids))
+                    .map(|ids| self.inner.decode_bytes_skipping(ids, skip_special))
                     .collect::<crate::Result<Vec<_>>>()
             })
         })?;
         Ok(decoded.iter().map(|b| PyBytes::new(py, b)).collect())
     }
 
-    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<Rank>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = detached_quiet(py, || self.inner.decode_bytes(&ids))?;
+    #[pyo3(signature = (ids, skip_special=false))]
+    fn decode_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        ids: Vec<Rank>,
+        skip_special: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = detached_quiet(py, || self.inner.decode_bytes_skipping(&ids, skip_special))?;
         Ok(PyBytes::new(py, &bytes))
     }
+
+    /// [`Self::decode_bytes`] of ids packed as native-endian integers of `itemsize` bytes
+    /// (a NumPy array's buffer): no Python int per id on either side. None when an id is
+    /// negative or past `u32` (the caller then takes the list path, which names it).
+    #[pyo3(signature = (data, itemsize, signed, skip_special=false))]
+    fn decode_packed<'py>(
+        &self,
+        py: Python<'py>,
+        data: PyBackedBytes,
+        itemsize: usize,
+        signed: bool,
+        skip_special: bool,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let Some(ids) = unpacked_ids(&data, itemsize, signed)? else {
+            return Ok(None);
+        };
+        self.decode_bytes(py, ids, skip_special).map(Some)
+    }
+}
+
+/// Ids packed as native-endian integers of `itemsize` (1, 2, 4 or 8) bytes, signed or
+/// not; None when one is negative or does not fit a `Rank`.
+fn unpacked_ids(data: &[u8], itemsize: usize, signed: bool) -> PyResult<Option<Vec<Rank>>> {
+    /// Each `N` bytes as a `T`, then as a `Rank` if it is one.
+    fn each<T, const N: usize>(data: &[u8], read: fn([u8; N]) -> T) -> Option<Vec<Rank>>
+    where
+        Rank: TryFrom<T>,
+    {
+        let word = |c: &[u8]| <[u8; N]>::try_from(c).expect("chunks of N bytes");
+        data.chunks_exact(N).map(|c| Rank::try_from(read(word(c))).ok()).collect()
+    }
+    if data.len() % itemsize.max(1) != 0 {
+        return Err(PyValueError::new_err(format!(
+            "packed ids: {} bytes are not a whole number of {itemsize}-byte integers",
+            data.len()
+        )));
+    }
+    Ok(match (itemsize, signed) {
+        (1, false) => each(data, u8::from_ne_bytes),
+        (1, true) => each(data, i8::from_ne_bytes),
+        (2, false) => each(data, u16::from_ne_bytes),
+        (2, true) => each(data, i16::from_ne_bytes),
+        (4, false) => each(data, u32::from_ne_bytes),
+        (4, true) => each(data, i32::from_ne_bytes),
+        (8, false) => each(data, u64::from_ne_bytes),
+        (8, true) => each(data, i64::from_ne_bytes),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "packed ids are 1, 2, 4 or 8 bytes each, not {itemsize}"
+            )))
+        }
+    })
 }
 
 /// The ids of `text`, the special tokens in `allowed` as their ids (None: none, as
