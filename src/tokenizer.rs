@@ -1,8 +1,10 @@
 //! A trained tokenizer: vocabulary, pattern and special tokens, immutable once built.
 
+use std::sync::OnceLock;
+
 use rayon::prelude::*;
 
-use crate::decode;
+use crate::decode::DecodeTable;
 use crate::document::Document;
 use crate::encode::{self, PieceBatch, PieceCache, ToBatch};
 use crate::error::{Error, Result};
@@ -20,6 +22,8 @@ pub struct Tokenizer {
     pattern: Pattern,
     /// Special tokens, with ids above the mergeable tokens or in their holes.
     specials: SpecialTokens,
+    /// The tokens' bytes laid out for decoding, made at the first decode.
+    decode_table: OnceLock<DecodeTable>,
 }
 
 /// The largest gap allowed between the ids in use (mergeable tokens, then special
@@ -100,7 +104,8 @@ impl Tokenizer {
                 "id {hole} is neither a token nor a special token"
             )));
         }
-        Ok(Self { vocab, pattern, specials: SpecialTokens::new(specials)? })
+        let specials = SpecialTokens::new(specials)?;
+        Ok(Self { vocab, pattern, specials, decode_table: OnceLock::new() })
     }
 
     /// The ids of the special tokens (reserved when the vocabulary grows).
@@ -217,12 +222,13 @@ impl Tokenizer {
     }
 
     pub fn decode_bytes(&self, ids: &[Rank]) -> Result<Vec<u8>> {
-        decode::decode_bytes(&self.vocab, &self.specials, ids, false)
+        self.decode_bytes_skipping(ids, false)
     }
 
     /// [`Self::decode_bytes`], leaving special tokens out when `skip_special`.
     pub fn decode_bytes_skipping(&self, ids: &[Rank], skip_special: bool) -> Result<Vec<u8>> {
-        decode::decode_bytes(&self.vocab, &self.specials, ids, skip_special)
+        let table = self.decode_table.get_or_init(|| DecodeTable::of(&self.vocab));
+        table.decode(&self.specials, ids, skip_special)
     }
 
     fn encode_text_into(&self, text: &str, out: &mut Vec<Rank>) -> Result<()> {
