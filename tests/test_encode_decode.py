@@ -242,6 +242,12 @@ def test_numpy_arrays_decode_as_their_lists(tok):
             tok.decode(bad)
     with pytest.raises(TypeError):
         tok.decode(np.array([[104, 105]], dtype=np.uint32))  # 2-D: as its nested list
+    # The core's packed reader refuses what no NumPy array gives it.
+    with pytest.raises(ValueError, match="3 bytes are not a whole number of 2-byte integers"):
+        tok._core.decode_packed(b"\x68\x00\x69", 2, False)
+    with pytest.raises(ValueError, match="1, 2, 4 or 8 bytes each, not 3"):
+        tok._core.decode_packed(b"\x68\x00\x00", 3, False)
+    assert tok._core.decode_packed(b"\xff", 1, True) is None  # -1: the list path names it
 
 
 def test_decode_batch_skips_special_tokens_in_the_core(tok):

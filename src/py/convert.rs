@@ -1,6 +1,7 @@
 //! Conversions shared by the binding's classes: documents held as Python objects while
-//! the GIL is released, and merge records as tuples.
+//! the GIL is released, merge records as tuples, and ids packed as integers.
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::PyString;
@@ -82,4 +83,42 @@ pub(super) fn merge_record((left, right, token, count): MergeTuple) -> MergeReco
 
 pub(super) fn merge_tuple(m: &MergeRecord) -> MergeTuple {
     (m.left, m.right, m.token, m.count)
+}
+
+/// Ids packed as native-endian integers of `itemsize` (1, 2, 4 or 8) bytes, signed or
+/// not (a NumPy array's buffer); None when one is negative or does not fit a `Rank`.
+pub(super) fn unpacked_ids(
+    data: &[u8],
+    itemsize: usize,
+    signed: bool,
+) -> PyResult<Option<Vec<Rank>>> {
+    /// Each `N` bytes as a `T`, then as a `Rank` if it is one.
+    fn each<T, const N: usize>(data: &[u8], read: fn([u8; N]) -> T) -> Option<Vec<Rank>>
+    where
+        Rank: TryFrom<T>,
+    {
+        let word = |c: &[u8]| <[u8; N]>::try_from(c).expect("chunks of N bytes");
+        data.chunks_exact(N).map(|c| Rank::try_from(read(word(c))).ok()).collect()
+    }
+    if !matches!(itemsize, 1 | 2 | 4 | 8) {
+        return Err(PyValueError::new_err(format!(
+            "packed ids are 1, 2, 4 or 8 bytes each, not {itemsize}"
+        )));
+    }
+    if data.len() % itemsize != 0 {
+        return Err(PyValueError::new_err(format!(
+            "packed ids: {} bytes are not a whole number of {itemsize}-byte integers",
+            data.len()
+        )));
+    }
+    Ok(match (itemsize, signed) {
+        (1, false) => each(data, u8::from_ne_bytes),
+        (1, true) => each(data, i8::from_ne_bytes),
+        (2, false) => each(data, u16::from_ne_bytes),
+        (2, true) => each(data, i16::from_ne_bytes),
+        (4, false) => each(data, u32::from_ne_bytes),
+        (4, true) => each(data, i32::from_ne_bytes),
+        (8, false) => each(data, u64::from_ne_bytes),
+        _ => each(data, i64::from_ne_bytes),
+    })
 }

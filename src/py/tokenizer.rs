@@ -10,7 +10,8 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 
 use super::convert::{
-    held_document, held_text, merge_record, merge_tuple, HeldDocument, HeldText, MergeTuple,
+    held_document, held_text, merge_record, merge_tuple, unpacked_ids, HeldDocument, HeldText,
+    MergeTuple,
 };
 use super::enter::{detached, detached_quiet, detached_unless_small};
 use super::errors::to_py;
@@ -454,40 +455,6 @@ impl CoreTokenizer {
         };
         self.decode_bytes(py, ids, skip_special).map(Some)
     }
-}
-
-/// Ids packed as native-endian integers of `itemsize` (1, 2, 4 or 8) bytes, signed or
-/// not; None when one is negative or does not fit a `Rank`.
-fn unpacked_ids(data: &[u8], itemsize: usize, signed: bool) -> PyResult<Option<Vec<Rank>>> {
-    /// Each `N` bytes as a `T`, then as a `Rank` if it is one.
-    fn each<T, const N: usize>(data: &[u8], read: fn([u8; N]) -> T) -> Option<Vec<Rank>>
-    where
-        Rank: TryFrom<T>,
-    {
-        let word = |c: &[u8]| <[u8; N]>::try_from(c).expect("chunks of N bytes");
-        data.chunks_exact(N).map(|c| Rank::try_from(read(word(c))).ok()).collect()
-    }
-    if data.len() % itemsize.max(1) != 0 {
-        return Err(PyValueError::new_err(format!(
-            "packed ids: {} bytes are not a whole number of {itemsize}-byte integers",
-            data.len()
-        )));
-    }
-    Ok(match (itemsize, signed) {
-        (1, false) => each(data, u8::from_ne_bytes),
-        (1, true) => each(data, i8::from_ne_bytes),
-        (2, false) => each(data, u16::from_ne_bytes),
-        (2, true) => each(data, i16::from_ne_bytes),
-        (4, false) => each(data, u32::from_ne_bytes),
-        (4, true) => each(data, i32::from_ne_bytes),
-        (8, false) => each(data, u64::from_ne_bytes),
-        (8, true) => each(data, i64::from_ne_bytes),
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "packed ids are 1, 2, 4 or 8 bytes each, not {itemsize}"
-            )))
-        }
-    })
 }
 
 /// The ids of `text`, the special tokens in `allowed` as their ids (None: none, as
