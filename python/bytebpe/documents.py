@@ -246,13 +246,11 @@ def _dataset_documents(
     """The documents of `dataset` (its text column only), `buffer_size` rows a batch. A
     column of Arrow strings is read as the UTF-8 bytes Arrow holds (`arrow_text.py`); a
     null is refused (or skipped) where it stands, as a None value would be."""
-    if _arrow_text(dataset, text_column):
-        batches = dataset.with_format("arrow").iter(batch_size=buffer_size)
-        for b, table in enumerate(batches):
-            row = {text_column: utf8_values(table.column(text_column))}
-            yield from _row_documents(row, text_column, f"dataset batch {b}", rejected, what)
-        return
-    for b, batch in enumerate(dataset.iter(batch_size=buffer_size)):
+    arrow = _arrow_text(dataset, text_column)
+    batches = (dataset.with_format("arrow") if arrow else dataset).iter(batch_size=buffer_size)
+    for b, batch in enumerate(batches):
+        if arrow:
+            batch = {text_column: utf8_values(batch.column(text_column))}
         yield from _row_documents(batch, text_column, f"dataset batch {b}", rejected, what)
 
 
