@@ -1,7 +1,9 @@
-"""Decoding time of one long id sequence handed over in different forms: a list of int,
-NumPy arrays of several dtypes, and a list with `skip_special_tokens=True`. The ids are
-those of the held-out documents of an `encode_one.py --mode prepare` directory, encoded
-with its tokenizer; best of --repeats calls each, in milliseconds.
+"""Decoding time of ids handed over in different forms. `decode` of one long sequence: a
+list of int, NumPy arrays of several dtypes, and a list with `skip_special_tokens=True`.
+`decode_batch` of the documents: as lists, as `uint16` arrays, and as one 2-D `uint16`
+array of rows of 1,024 ids (a data loader's batch). The ids are those of the held-out
+documents of an `encode_one.py --mode prepare` directory, encoded with its tokenizer;
+best of --repeats calls each, in milliseconds.
 
     python benches/decode_ids.py DIR [--repeats 3]
 """
@@ -34,15 +36,21 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     tok = Tokenizer.load(args.dir / "tok.bbpe")
-    flat, _ = tok.encode_batch_numpy(load_texts_json(args.dir))
+    flat, offsets = tok.encode_batch_numpy(load_texts_json(args.dir))
     ids = flat.tolist()
     arrays = {dtype: flat.astype(dtype) for dtype in (np.uint16, np.uint32, np.int64)}
+    documents = np.split(arrays[np.uint16], offsets[1:-1])
+    document_lists = [d.tolist() for d in documents]
+    rows = arrays[np.uint16][: len(flat) // 1024 * 1024].reshape(-1, 1024)
     forms: dict[str, Callable[[], object]] = {
         "list of int": lambda: tok.decode(ids),
         "uint16 array": lambda: tok.decode(arrays[np.uint16]),
         "uint32 array": lambda: tok.decode(arrays[np.uint32]),
         "int64 array": lambda: tok.decode(arrays[np.int64]),
         "list, skip_special_tokens=True": lambda: tok.decode(ids, skip_special_tokens=True),
+        "decode_batch: documents as lists": lambda: tok.decode_batch(document_lists),
+        "decode_batch: documents as uint16 arrays": lambda: tok.decode_batch(documents),
+        "decode_batch: 2-D uint16, rows of 1,024": lambda: tok.decode_batch(rows),
     }
     gc.disable()
     print(f"{len(ids):,} ids, {args.repeats} calls each, best ms\n")

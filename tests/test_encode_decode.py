@@ -6,6 +6,7 @@ import bytebpe
 import numpy as np
 import pytest
 from bytebpe import Tokenizer, encode_to_file
+from bytebpe.checks import packed_batch
 from bytebpe.cli import main
 from bytebpe.sample import sample_documents
 from hypothesis import given, settings
@@ -260,8 +261,43 @@ def test_decode_batch_skips_special_tokens_in_the_core(tok):
 def test_decode_batch(tok):
     batch = [tok.encode_ordinary(d) for d in HELDOUT]
     assert tok.decode_batch(batch, num_threads=2) == HELDOUT
-    with pytest.raises(bytebpe.UnknownTokenError, match="id 70000 at position 1"):
+    with pytest.raises(bytebpe.UnknownTokenError, match=r"batch\[1\]: unknown token id 70000 at position 1"):
         tok.decode_batch([[1], [2, 70000]])
+    with pytest.raises(TypeError, match=r"batch\[0\]: token at position 1 is str"):
+        tok.decode_batch([[1, "2"]])
+
+
+def test_decode_batch_of_arrays_as_of_lists(tok):
+    # Arrays of one dtype, and a 2-D array's rows, are read packed by the core; the texts,
+    # the skipping of special tokens and the errors are those of the same ids as lists.
+    eot = tok.special_tokens["<|endoftext|>"]
+    lists = [[*tok.encode_ordinary(d), eot] for d in HELDOUT[:30]] + [[]]
+    want = tok.decode_batch(lists)
+    skipped = tok.decode_batch(lists, skip_special_tokens=True)
+    assert skipped == [*HELDOUT[:30], ""] and want != skipped
+    for dtype in ("uint16", "int16", "uint32", "int64", ">u4"):
+        arrays = [np.array(ids, dtype=dtype) for ids in lists]
+        assert packed_batch(arrays) is not None, dtype
+        assert tok.decode_batch(arrays, num_threads=2) == want, dtype
+        assert tok.decode_batch(arrays, skip_special_tokens=True, num_threads=1) == skipped
+    rows = np.array([lists[0][:8], lists[1][:8], lists[2][:8]], dtype=np.int32)
+    assert tok.decode_batch(rows) == tok.decode_batch([r[:8] for r in lists[:3]])
+    # Mixed dtypes, or arrays beside lists, take the list path with the same texts.
+    mixed = [np.array(lists[0], dtype=np.uint16), np.array(lists[1], dtype=np.int64)]
+    assert packed_batch(mixed) is None and tok.decode_batch(mixed) == want[:2]
+    assert packed_batch([np.array(lists[0]), lists[1]]) is None
+    assert packed_batch([]) is None and tok.decode_batch([]) == []
+    for bad, message in (
+        ([np.array([104]), np.array([104, 99999])], r"batch\[1\]: unknown token id 99999 at position 1"),
+        ([np.array([104, -1], dtype=np.int8)], r"batch\[0\]: unknown token id -1 at position 1"),
+        (np.array([[104, 2**40]]), rf"batch\[0\]: unknown token id {2**40} at position 1"),
+    ):
+        with pytest.raises(bytebpe.UnknownTokenError, match=message):
+            tok.decode_batch(bad)
+    # The core's batch reader refuses buffers no array gives it, as the single one does.
+    with pytest.raises(ValueError, match="3 bytes are not a whole number of 2-byte integers"):
+        tok._core.decode_packed_batch([b"\x68\x00", b"\x68\x00\x69"], 2, False)
+    assert tok._core.decode_packed_batch([b"\x68", b"\xff"], 1, True) is None
 
 
 def test_verify_reports_nothing_for_trained(tok):

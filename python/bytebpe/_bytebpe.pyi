@@ -110,6 +110,14 @@ class CoreTokenizer:
         num_threads: int | None = None,
         skip_special: bool = False,
     ) -> list[bytes]: ...
+    def decode_packed_batch(
+        self,
+        batch: Sequence[bytes],
+        itemsize: int,
+        signed: bool,
+        num_threads: int | None = None,
+        skip_special: bool = False,
+    ) -> list[bytes] | None: ...
 
 @final
 class WordCounter:

@@ -106,6 +106,21 @@ def packed_ids(tokens: Any) -> tuple[bytes, int, bool] | None:
     return tokens.tobytes(), dtype.itemsize, dtype.kind == "i"
 
 
+def packed_batch(batch: Any) -> tuple[list[bytes], int, bool] | None:
+    """`packed_ids` of every item when all are 1-D integer arrays of one dtype (as the
+    rows of a 2-D array are), with that size and signedness; None otherwise, or when
+    the batch is empty."""
+    data: list[bytes] = []
+    kind: tuple[int, bool] | None = None
+    for tokens in batch:
+        packed = packed_ids(tokens)
+        if packed is None or kind not in (None, packed[1:]):
+            return None
+        data.append(packed[0])
+        kind = packed[1:]
+    return None if kind is None else (data, *kind)
+
+
 def token_list(tokens: Any) -> Any:
     """Token ids to decode: NumPy integer arrays become lists (other arrays are refused by
     dtype); anything else is passed on for the native decoder to check."""

@@ -33,6 +33,7 @@ from bytebpe.checks import (
     check_text_type,
     check_threads,
     check_token_id,
+    packed_batch,
     packed_ids,
     token_list,
 )
@@ -398,17 +399,37 @@ class Tokenizer(Training, FamiliarNames):
         skip_special_tokens: bool = False,
         num_threads: int | None = None,
     ) -> list[str]:
-        """Decodes many token lists in parallel (`errors` and `skip_special_tokens` as
-        in `decode`)."""
+        """Decodes many token sequences in parallel (`errors` and `skip_special_tokens`
+        as in `decode`): lists of int, or 1-D NumPy integer arrays of one dtype, or the
+        rows of a 2-D array, which are read as packed integers. A bad id is named with
+        its item and position."""
         check_errors(errors)
-        lists = [token_list(tokens) for tokens in batch]
-        try:
-            decoded = self._core.decode_bytes_batch(lists, num_threads, skip_special_tokens)
-        except (TypeError, OverflowError, UnknownTokenError):
-            for tokens in lists:
-                self.decode_bytes(tokens)
-            raise
+        decoded = self._decode_packed_batch(batch, num_threads, skip_special_tokens)
+        if decoded is None:
+            lists = [token_list(tokens) for tokens in batch]
+            try:
+                decoded = self._core.decode_bytes_batch(lists, num_threads, skip_special_tokens)
+            except (TypeError, OverflowError, UnknownTokenError):
+                for i, tokens in enumerate(lists):
+                    try:
+                        self.decode_bytes(tokens)
+                    except (TypeError, UnknownTokenError) as e:
+                        raise type(e)(f"batch[{i}]: {e}") from None
+                raise
         return [self._text(data, errors) for data in decoded]
+
+    def _decode_packed_batch(
+        self, batch: Sequence[Sequence[int]], num_threads: int | None, skip_special: bool
+    ) -> list[bytes] | None:
+        """`decode_batch`'s bytes read packed (`packed_batch`); None for the list path,
+        which also names a bad id and its place."""
+        packed = packed_batch(batch)
+        if packed is None:
+            return None
+        try:
+            return self._core.decode_packed_batch(*packed, num_threads, skip_special)
+        except UnknownTokenError:
+            return None
 
     def decoder(self, errors: DecodeErrors = "replace") -> StreamingDecoder:
         """A decoder for token-by-token generation: `feed(ids)` returns only complete

@@ -3,6 +3,7 @@
 
 mod combine;
 mod convert;
+mod encoding;
 mod enter;
 mod errors;
 mod filled_bytes;

@@ -13,6 +13,7 @@ use super::convert::{
     held_document, held_text, merge_record, merge_tuple, unpacked_ids, HeldDocument, HeldText,
     MergeTuple,
 };
+use super::encoding::{encode_allowing, encode_until_failure};
 use super::enter::{detached, detached_quiet, detached_unless_small};
 use super::errors::to_py;
 use super::filled_bytes::filled_bytes;
@@ -455,37 +456,23 @@ impl CoreTokenizer {
         };
         self.decode_bytes(py, ids, skip_special).map(Some)
     }
-}
 
-/// The ids of `text`, the special tokens in `allowed` as their ids (None: none, as
-/// `encode_ordinary`).
-fn encode_allowing(
-    tokenizer: &Tokenizer,
-    text: &str,
-    allowed: Option<&HashSet<String>>,
-) -> crate::Result<Vec<Rank>> {
-    match allowed {
-        None => tokenizer.encode_ordinary(text),
-        Some(allowed) => tokenizer.encode(text, |special| {
-            std::str::from_utf8(special).is_ok_and(|s| allowed.contains(s))
-        }),
+    /// [`Self::decode_bytes_batch`] of ids packed as [`Self::decode_packed`] reads them, all
+    /// of one `itemsize` and signedness; None when an id is negative or past `u32`.
+    #[pyo3(signature = (batch, itemsize, signed, num_threads=None, skip_special=false))]
+    fn decode_packed_batch<'py>(
+        &self,
+        py: Python<'py>,
+        batch: Vec<PyBackedBytes>,
+        itemsize: usize,
+        signed: bool,
+        num_threads: Option<usize>,
+        skip_special: bool,
+    ) -> PyResult<Option<Vec<Bound<'py, PyBytes>>>> {
+        let unpacked = batch.iter().map(|data| unpacked_ids(data, itemsize, signed));
+        let Some(lists) = unpacked.collect::<PyResult<Vec<_>>>()?.into_iter().collect() else {
+            return Ok(None);
+        };
+        self.decode_bytes_batch(py, lists, num_threads, skip_special).map(Some)
     }
-}
-
-/// The ids of documents `range`, in order, by `encode`, up to and including the first
-/// that fails: a batch stops at its first failing document.
-fn encode_until_failure(
-    range: std::ops::Range<usize>,
-    encode: impl Fn(usize) -> crate::Result<Vec<Rank>>,
-) -> Vec<crate::Result<Vec<Rank>>> {
-    let mut out = Vec::with_capacity(range.len());
-    for i in range {
-        let ids = encode(i);
-        let failed = ids.is_err();
-        out.push(ids);
-        if failed {
-            break;
-        }
-    }
-    out
 }
