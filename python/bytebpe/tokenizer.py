@@ -1,6 +1,7 @@
-"""The public `Tokenizer`: encoding, decoding, saving, loading, interop; the training
-entry points come from its base `training.Training`, tiktoken's and Hugging Face's names
-from `names.FamiliarNames`.
+"""The public `Tokenizer`: encoding, saving, loading, imports; its bases bring the rest:
+the training entry points (`training.Training`), decoding (`decoding.Decoding`), the
+exports to tiktoken and Hugging Face (`exports.Exports`), and tiktoken's and Hugging
+Face's names (`names.FamiliarNames`).
 
 Each method is a few lines over the layers below: `options` and `sources` check what the
 caller gave, `run` trains, `interop` converts, `loading` recognises files, and the native
@@ -26,20 +27,18 @@ from bytebpe import (
     special_policy,
 )
 from bytebpe.checks import (
-    check_errors,
     check_optional_int,
     check_str,
     check_text,
     check_text_type,
     check_threads,
     check_token_id,
-    packed_batch,
-    packed_ids,
-    token_list,
 )
 from bytebpe.decoder import StreamingDecoder
+from bytebpe.decoding import Decoding
 from bytebpe.documents import TrainingData
-from bytebpe.errors import TrainingWarning, UnknownTokenError
+from bytebpe.errors import TrainingWarning
+from bytebpe.exports import Exports
 from bytebpe.ledger import DecodeLedger, LossReport
 from bytebpe.names import Encoding, FamiliarNames, encoding_of
 from bytebpe.training import Training
@@ -57,8 +56,6 @@ __all__ = [
     "Encoding", "Merge", "StreamingDecoder", "Tokenizer", "TrainingWarning", "encode_to_file",
 ]
 
-DecodeErrors = Literal["strict", "replace", "ignore"]
-
 T = TypeVar("T")
 
 
@@ -71,7 +68,7 @@ class Merge(NamedTuple):
     count: int  # type: ignore[assignment]  # shadows tuple.count, as in the file format
 
 
-class Tokenizer(Training, FamiliarNames):
+class Tokenizer(Training, Decoding, Exports, FamiliarNames):
     """A byte-level BPE tokenizer. Immutable: safe to share between threads.
 
     Ids 0..255 are the bytes, merged tokens follow in training order, special tokens come
@@ -345,110 +342,7 @@ class Tokenizer(Training, FamiliarNames):
             batch_size=batch_size, num_threads=num_threads, progress=progress,
         )
 
-    # ==================== Decoding
-
-    def decode_bytes(self, tokens: Sequence[int], *, skip_special_tokens: bool = False) -> bytes:
-        """The bytes of `tokens` (special tokens give their text, or nothing with
-        `skip_special_tokens=True`)."""
-        packed = packed_ids(tokens)
-        if packed is not None:
-            try:
-                data = self._core.decode_packed(*packed, skip_special_tokens)
-            except UnknownTokenError:
-                data = None  # the list path below names the id and its place
-            if data is not None:
-                return data
-        tokens = token_list(tokens)
-        try:
-            return self._core.decode_bytes(tokens, skip_special_tokens)
-        except (TypeError, OverflowError, UnknownTokenError):
-            self._ledger.add("unknown_ids", 1)
-            for position, token in enumerate(tokens):
-                check_token_id(token, position)
-            raise
-
-    def _text(self, data: bytes, errors: str) -> str:
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            if errors == "strict":
-                raise
-        self._ledger.add(f"bytes_{errors}d", _bytebpe.count_invalid_utf8(data))
-        return data.decode("utf-8", errors)
-
-    def decode(
-        self,
-        tokens: Sequence[int],
-        errors: DecodeErrors = "replace",
-        *,
-        skip_special_tokens: bool = False,
-    ) -> str:
-        """The text of `tokens`. Bytes that are not valid UTF-8 become U+FFFD by default
-        (`errors="replace"`, as tiktoken; each is counted in `loss_report()`), "ignore"
-        drops them, "strict" raises. `skip_special_tokens=True` leaves special tokens out,
-        as Hugging Face."""
-        check_errors(errors)
-        return self._text(self.decode_bytes(tokens, skip_special_tokens=skip_special_tokens),
-                          errors)
-
-    def decode_batch(
-        self,
-        batch: Sequence[Sequence[int]],
-        *,
-        errors: DecodeErrors = "replace",
-        skip_special_tokens: bool = False,
-        num_threads: int | None = None,
-    ) -> list[str]:
-        """Decodes many token sequences in parallel (`errors` and `skip_special_tokens`
-        as in `decode`): lists of int, or 1-D NumPy integer arrays of one dtype, or the
-        rows of a 2-D array, which are read as packed integers. A bad id is named with
-        its item and position."""
-        check_errors(errors)
-        decoded = self._decode_packed_batch(batch, num_threads, skip_special_tokens)
-        if decoded is None:
-            lists = [token_list(tokens) for tokens in batch]
-            try:
-                decoded = self._core.decode_bytes_batch(lists, num_threads, skip_special_tokens)
-            except (TypeError, OverflowError, UnknownTokenError):
-                for i, tokens in enumerate(lists):
-                    try:
-                        self.decode_bytes(tokens)
-                    except (TypeError, UnknownTokenError) as e:
-                        raise type(e)(f"batch[{i}]: {e}") from None
-                raise
-        return [self._text(data, errors) for data in decoded]
-
-    def _decode_packed_batch(
-        self, batch: Sequence[Sequence[int]], num_threads: int | None, skip_special: bool
-    ) -> list[bytes] | None:
-        """`decode_batch`'s bytes read packed (`packed_batch`); None for the list path,
-        which also names a bad id and its place."""
-        packed = packed_batch(batch)
-        if packed is None:
-            return None
-        try:
-            return self._core.decode_packed_batch(*packed, num_threads, skip_special)
-        except UnknownTokenError:
-            return None
-
-    def decoder(self, errors: DecodeErrors = "replace") -> StreamingDecoder:
-        """A decoder for token-by-token generation: `feed(ids)` returns only complete
-        characters, `flush()` the rest, so a character split across tokens is never
-        garbled."""
-        check_errors(errors)
-        return StreamingDecoder(self.decode_bytes, self._text, errors)
-
-    # ==================== Interop
-
-    def to_tiktoken(self, name: str = "bytebpe") -> tiktoken.Encoding:
-        """A `tiktoken.Encoding` with identical ids (needs tiktoken installed)."""
-        enc: tiktoken.Encoding = interop.tiktoken.to_tiktoken(self._core, name)
-        return enc
-
-    def save_tiktoken(self, path: str | os.PathLike[str]) -> None:
-        """Writes the `.tiktoken` ranks file plus a `<path>.json` sidecar holding what the
-        format cannot (pattern, special tokens) and the ranks file's hash."""
-        interop.tiktoken.save_tiktoken(self._core, path)
+    # ==================== Import from tiktoken and Hugging Face
 
     @classmethod
     def from_tiktoken(
@@ -461,43 +355,6 @@ class Tokenizer(Training, FamiliarNames):
         """From a `tiktoken.Encoding`, or a `.tiktoken` ranks file (its sidecar gives
         the pattern and special tokens; else pass them)."""
         return cls(interop.tiktoken.from_tiktoken(source, pattern, special_tokens))
-
-    def to_huggingface(self) -> Any:
-        """A `tokenizers.Tokenizer` with identical ids (needs tokenizers installed)."""
-        return interop.huggingface.to_huggingface(self._core)
-
-    def save_huggingface(self, path: str | os.PathLike[str]) -> None:
-        """Writes a `tokenizer.json` (also loadable by transformers'
-        `PreTrainedTokenizerFast(tokenizer_file=...)`)."""
-        interop.huggingface.save_huggingface(self._core, path)
-
-    def save_pretrained(
-        self,
-        directory: str | os.PathLike[str],
-        *,
-        bos_token: str | None = None,
-        eos_token: str | None = None,
-        pad_token: str | None = None,
-        unk_token: str | None = None,
-        model_max_length: int | None = None,
-        padding_side: Literal["right", "left"] = "right",
-    ) -> list[str]:
-        """Writes a directory `transformers.AutoTokenizer.from_pretrained(directory)`
-        loads offline (`tokenizer.json`, `tokenizer_config.json`,
-        `special_tokens_map.json`); returns the paths written. Each role names one of the
-        special tokens, so `padding=True` works with a `pad_token`. `len()` of the loaded
-        tokenizer equals `vocab_size`; its `vocab_size` counts no special tokens (they are
-        Hugging Face "added tokens").
-
-        >>> tok.save_pretrained("out", eos_token="<|endoftext|>", pad_token="<|pad|>")  # doctest: +SKIP
-        >>> AutoTokenizer.from_pretrained("out")(["a", "bc"], padding=True)          # doctest: +SKIP
-        """
-        roles = {"bos_token": bos_token, "eos_token": eos_token, "pad_token": pad_token,
-                 "unk_token": unk_token}
-        return interop.transformers.save_pretrained(
-            self._core, directory, roles, model_max_length=model_max_length,
-            padding_side=padding_side,
-        )
 
     @classmethod
     def from_huggingface(cls, source: Any) -> Tokenizer:
