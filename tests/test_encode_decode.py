@@ -265,6 +265,20 @@ def test_decode_batch(tok):
         tok.decode_batch([[1], [2, 70000]])
     with pytest.raises(TypeError, match=r"batch\[0\]: token at position 1 is str"):
         tok.decode_batch([[1, "2"]])
+    # A generator is read once, whether its items are lists, arrays or both.
+    assert tok.decode_batch(iter(batch[:3])) == HELDOUT[:3]
+    assert tok.decode_batch(np.array(b, dtype=np.uint32) for b in batch[:3]) == HELDOUT[:3]
+    assert tok.decode_batch(iter([np.array(batch[0]), batch[1]])) == HELDOUT[:2]
+    for bad, message in (
+        (5, "a batch is a sequence of token sequences, not int"),
+        ("ab", "a batch is a sequence of token sequences, not str"),
+        ([[1], np.array([1.5])], r"batch\[1\]: token arrays must have an integer dtype, not float64"),
+        ([[1], None], r"batch\[1\]: token ids are a sequence of int, not NoneType"),
+    ):
+        with pytest.raises(TypeError, match=message):
+            tok.decode_batch(bad)
+    with pytest.raises(TypeError, match="token ids are a sequence of int, not int"):
+        tok.decode(5)
 
 
 def test_decode_batch_of_arrays_as_of_lists(tok):

@@ -4,6 +4,7 @@ argument, the value and what would be accepted."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Any
 
 from bytebpe.errors import UnknownTokenError
@@ -124,9 +125,32 @@ def packed_batch(batch: Any) -> tuple[list[bytes], int, bool] | None:
 def token_list(tokens: Any) -> Any:
     """Token ids to decode: NumPy integer arrays become lists (other arrays are refused by
     dtype); anything else is passed on for the native decoder to check."""
+    if not isinstance(tokens, Iterable):
+        raise TypeError(f"token ids are a sequence of int, not {type(tokens).__name__}")
     dtype = getattr(tokens, "dtype", None)
     if dtype is not None and hasattr(tokens, "tolist"):
         if dtype.kind not in "iu":
             raise TypeError(f"token arrays must have an integer dtype, not {dtype}")
         return tokens.tolist()
     return tokens
+
+
+def token_batch(batch: object) -> list[Any]:
+    """The items of a batch to decode, taken once (a generator is read only here); a
+    batch is an iterable of token sequences, which a `str` or `bytes` is not."""
+    if isinstance(batch, (str, bytes)) or not isinstance(batch, Iterable):
+        raise TypeError(
+            f"a batch is a sequence of token sequences, not {type(batch).__name__}"
+        )
+    return list(batch)
+
+
+def token_lists(batch: Any) -> list[Any]:
+    """`token_list` of every item of a batch; a refusal names the item (`batch[i]`)."""
+    lists = []
+    for i, tokens in enumerate(batch):
+        try:
+            lists.append(token_list(tokens))
+        except TypeError as e:
+            raise TypeError(f"batch[{i}]: {e}") from None
+    return lists

@@ -7,10 +7,18 @@ generation. Arrays reach the native tokenizer as packed integers (`checks.packed
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from bytebpe import _bytebpe
-from bytebpe.checks import check_errors, check_token_id, packed_batch, packed_ids, token_list
+from bytebpe.checks import (
+    check_errors,
+    check_token_id,
+    packed_batch,
+    packed_ids,
+    token_batch,
+    token_list,
+    token_lists,
+)
 from bytebpe.decoder import StreamingDecoder
 from bytebpe.errors import UnknownTokenError
 from bytebpe.ledger import DecodeLedger
@@ -85,9 +93,10 @@ class Decoding:
         rows of a 2-D array, which are read as packed integers. A bad id is named with
         its item and position."""
         check_errors(errors)
-        decoded = self._decode_packed_batch(batch, num_threads, skip_special_tokens)
+        items = token_batch(batch)
+        decoded = self._decode_packed_batch(items, num_threads, skip_special_tokens)
         if decoded is None:
-            lists = [token_list(tokens) for tokens in batch]
+            lists = token_lists(items)
             try:
                 decoded = self._core.decode_bytes_batch(lists, num_threads, skip_special_tokens)
             except (TypeError, OverflowError, UnknownTokenError):
@@ -100,7 +109,7 @@ class Decoding:
         return [self._text(data, errors) for data in decoded]
 
     def _decode_packed_batch(
-        self, batch: Sequence[Sequence[int]], num_threads: int | None, skip_special: bool
+        self, batch: list[Any], num_threads: int | None, skip_special: bool
     ) -> list[bytes] | None:
         """`decode_batch`'s bytes read packed (`packed_batch`); None for the list path,
         which also names a bad id and its place."""
