@@ -63,6 +63,11 @@ def test_single_tokens_and_token_bytes_match_tiktoken(tok, enc):
     for text in TEXTS:
         ids = enc.encode(text, allowed_special="all")
         assert tok.decode_tokens_bytes(ids) == enc.decode_tokens_bytes(ids)
+    assert tok.token_byte_values() == enc.token_byte_values()
+    batch = [enc.encode(text, allowed_special="all") for text in TEXTS]
+    assert tok.decode_bytes_batch(batch) == enc.decode_bytes_batch(batch)
+    arrays = [np.array(ids, dtype=np.uint16) for ids in batch]
+    assert tok.decode_bytes_batch(arrays, num_threads=1) == enc.decode_bytes_batch(batch)
 
 
 def test_decode_with_offsets_matches_tiktoken(tok, enc):
@@ -128,6 +133,10 @@ def test_decode_replaces_by_default_and_counts_it(tok, enc):
 def test_huggingface_names_match_tokenizers(tok):
     hf = tok.to_huggingface()
     assert len(tok) == tok.vocab_size == hf.get_vocab_size(with_added_tokens=True)
+    assert tok.get_vocab_size() == hf.get_vocab_size() == 700
+    assert tok.get_vocab_size(with_added_tokens=False) == hf.get_vocab_size(
+        with_added_tokens=False
+    ) == 698
     assert tok.get_vocab() == hf.get_vocab(with_added_tokens=True)
     for token in (0, 32, 97, 256, 500, 698, 699):
         assert tok.id_to_token(token) == hf.id_to_token(token)

@@ -29,8 +29,8 @@ DecodeErrors = Literal["strict", "replace", "ignore"]
 
 
 class Decoding:
-    """`decode`, `decode_bytes`, `decode_batch` and `decoder` over `_core` (the native
-    tokenizer); what was replaced or not found goes to `_ledger`."""
+    """`decode`, `decode_bytes`, `decode_batch`, `decode_bytes_batch` and `decoder` over
+    `_core` (the native tokenizer); what was replaced or not found goes to `_ledger`."""
 
     __slots__ = ()
     _core: _bytebpe.CoreTokenizer
@@ -93,20 +93,34 @@ class Decoding:
         rows of a 2-D array, which are read as packed integers. A bad id is named with
         its item and position."""
         check_errors(errors)
+        decoded = self.decode_bytes_batch(
+            batch, num_threads=num_threads, skip_special_tokens=skip_special_tokens
+        )
+        return [self._text(data, errors) for data in decoded]
+
+    def decode_bytes_batch(
+        self,
+        batch: Sequence[Sequence[int]],
+        *,
+        num_threads: int | None = None,
+        skip_special_tokens: bool = False,
+    ) -> list[bytes]:
+        """The bytes of many token sequences, decoded in parallel (tiktoken's name; the
+        sequences as `decode_batch` takes them)."""
         items = token_batch(batch)
         decoded = self._decode_packed_batch(items, num_threads, skip_special_tokens)
-        if decoded is None:
-            lists = token_lists(items)
-            try:
-                decoded = self._core.decode_bytes_batch(lists, num_threads, skip_special_tokens)
-            except (TypeError, OverflowError, UnknownTokenError):
-                for i, tokens in enumerate(lists):
-                    try:
-                        self.decode_bytes(tokens)
-                    except (TypeError, UnknownTokenError) as e:
-                        raise type(e)(f"batch[{i}]: {e}") from None
-                raise
-        return [self._text(data, errors) for data in decoded]
+        if decoded is not None:
+            return decoded
+        lists = token_lists(items)
+        try:
+            return self._core.decode_bytes_batch(lists, num_threads, skip_special_tokens)
+        except (TypeError, OverflowError, UnknownTokenError):
+            for i, tokens in enumerate(lists):
+                try:
+                    self.decode_bytes(tokens)
+                except (TypeError, UnknownTokenError) as e:
+                    raise type(e)(f"batch[{i}]: {e}") from None
+            raise
 
     def _decode_packed_batch(
         self, batch: list[Any], num_threads: int | None, skip_special: bool

@@ -183,6 +183,10 @@ class FamiliarNames:
         (bytes that are not valid UTF-8 raise UnicodeDecodeError)."""
         return decode_with_offsets(self.decode_tokens_bytes(tokens))
 
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every token but the special ones, sorted, as tiktoken."""
+        return sorted(self._core.mergeable_ranks())
+
     def _lookup(self) -> dict[bytes, int]:
         """Token bytes -> id, made on first use (the tokenizer is immutable)."""
         if self._ranks is None:
@@ -194,6 +198,11 @@ class FamiliarNames:
     def __len__(self) -> int:
         """`vocab_size`, as `len()` of a Hugging Face tokenizer (special tokens included)."""
         return self._core.vocab_size
+
+    def get_vocab_size(self, with_added_tokens: bool = True) -> int:
+        """`vocab_size`, as Hugging Face's; with `with_added_tokens=False`, without the
+        special tokens (an exported `tokenizer.json` holds them as added tokens)."""
+        return self._core.vocab_size - (0 if with_added_tokens else len(self._special_ids))
 
     def get_vocab(self) -> dict[str, int]:
         """Token string -> id for every token, special tokens included, in the strings of
