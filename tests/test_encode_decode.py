@@ -279,6 +279,10 @@ def test_decode_batch(tok):
             tok.decode_batch(bad)
     with pytest.raises(TypeError, match="token ids are a sequence of int, not int"):
         tok.decode(5)
+    with pytest.raises(ValueError, match="num_threads=0 is too small"):
+        tok.decode_batch([np.array([1])], num_threads=0)
+    with pytest.raises(TypeError, match="encode_batch takes a list of str, not NoneType"):
+        tok.encode_batch(None)
 
 
 def test_decode_batch_of_arrays_as_of_lists(tok):

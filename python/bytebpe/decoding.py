@@ -12,6 +12,7 @@ from typing import Any, Literal
 from bytebpe import _bytebpe
 from bytebpe.checks import (
     check_errors,
+    check_threads,
     check_token_id,
     packed_batch,
     packed_ids,
@@ -107,6 +108,7 @@ class Decoding:
     ) -> list[bytes]:
         """The bytes of many token sequences, decoded in parallel (tiktoken's name; the
         sequences as `decode_batch` takes them)."""
+        num_threads = check_threads(num_threads)
         items = token_batch(batch)
         decoded = self._decode_packed_batch(items, num_threads, skip_special_tokens)
         if decoded is not None:

@@ -11,7 +11,7 @@ tokenizer encodes.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from bytebpe import (
@@ -274,6 +274,8 @@ class Tokenizer(Training, Decoding, Exports, FamiliarNames):
     def _texts(method: str, texts: Sequence[str]) -> list[str]:
         if isinstance(texts, str):
             raise TypeError(f"{method} takes a list of str; for one text use encode()")
+        if not isinstance(texts, Iterable):
+            raise TypeError(f"{method} takes a list of str, not {type(texts).__name__}")
         texts = list(texts)
         for i, text in enumerate(texts):
             check_text_type(text, f"texts[{i}]")
