@@ -176,6 +176,15 @@ def test_encode_to_file_errors_leave_no_file(tok, tmp_path):
         encode_to_file(tok, ["ok", 5], path, progress=False)
     assert "on_bad_item" not in str(e.value)  # encode_to_file takes no such option
     assert not path.exists() and not list(tmp_path.iterdir())
+    # A path that cannot be written is refused before any document is encoded (a
+    # generator shows it: nothing of it is read).
+    read = []
+    documents = (read.append(d) or d for d in ["ok"])
+    with pytest.raises(IsADirectoryError, match="is a directory; give a file path"):
+        encode_to_file(tok, documents, tmp_path, progress=False)
+    with pytest.raises(FileNotFoundError, match="its directory .* does not exist"):
+        encode_to_file(tok, documents, tmp_path / "no" / "x.bin", progress=False)
+    assert read == [] and not list(tmp_path.iterdir())
 
 
 def test_cli_encode(tok, tmp_path, capsys):

@@ -388,6 +388,25 @@ def test_eval_sets_read_from_files_stop_at_the_cap(tmp_path, tok):
     assert rep.figures["evals"][0]["words"] == 2
 
 
+def test_eval_takes_a_path_or_documents_and_names_what_it_refuses(tmp_path, tok):
+    p = tmp_path / "held.txt"
+    p.write_text("line of text\n" * 10)
+    by_path = build_report(tok, eval=str(p)).figures["evals"]
+    assert [(e["name"], e["documents"]) for e in by_path] == [("held.txt", 10)]
+    docs = build_report(tok, eval=["abc def\n", b"ghi\n"]).figures["evals"]
+    assert [(e["name"], e["documents"], e["words"]) for e in docs] == [("eval", 2, 3)]
+    for bad, message in (
+        (5, "eval is int; give a file or glob"),
+        ({"x": 5}, r"eval\['x'\] is int; give a file or glob"),
+        ({"x": ["a b", 3]}, r"eval\['x'\]\[1\] is int; a document is str or bytes"),
+        (["a", None], r"eval\[1\] is NoneType; a document is str or bytes"),
+    ):
+        with pytest.raises(TypeError, match=message):
+            build_report(tok, eval=bad)
+    with pytest.raises(FileNotFoundError):
+        build_report(tok, eval=str(tmp_path / "missing.txt"))
+
+
 CHILD = """
 import sys, time
 from bytebpe import Tokenizer, RunStore

@@ -3,6 +3,7 @@ argument, the value and what would be accepted."""
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -154,3 +155,20 @@ def token_lists(batch: Any) -> list[Any]:
         except TypeError as e:
             raise TypeError(f"batch[{i}]: {e}") from None
     return lists
+
+
+def check_writable_file(path: str | os.PathLike[str]) -> None:
+    """Raises OSError naming `path` unless a file can be written there: its directory
+    exists and `path` is not a directory. Called before long work that ends in a write."""
+    name = os.fsdecode(path)  # repr() shows a non-UTF-8 byte as \\udcXX: printable
+    if os.path.isdir(name):
+        raise IsADirectoryError(errno.EISDIR, f"{name!r} is a directory; give a file path")
+    parent = os.path.dirname(os.path.abspath(name))
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(
+            errno.ENOENT, f"cannot write {name!r}: its directory {parent!r} does not exist"
+        )
+    if not os.access(parent, os.W_OK):
+        raise PermissionError(
+            errno.EACCES, f"cannot write {name!r}: its directory {parent!r} is not writable"
+        )

@@ -17,7 +17,8 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 
-from bytebpe import __version__, arrays, file_format, loading, observe, store
+from bytebpe import __version__, arrays, loading, observe, store
+from bytebpe.checks import check_writable_file
 from bytebpe.interop.tiktoken import sidecar_path
 from bytebpe.ledger import format_report
 from bytebpe.options import TrainingOptions, parse_memory_limit
@@ -136,7 +137,7 @@ def _check_output(args: argparse.Namespace) -> None:
     directory, or a directory where a file goes (and the reverse for transformers)."""
     output: str = args.output or FORMATS[args.format]
     if args.format != "transformers":
-        file_format.check_writable_file(output)
+        check_writable_file(output)
     elif os.path.exists(output) and not os.path.isdir(output):
         raise FileExistsError(
             errno.EEXIST, f"{output!r} is a file; --format transformers writes a directory"
@@ -366,7 +367,7 @@ def _add_encode(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _encode(args: argparse.Namespace) -> int:
     if args.documents == "separator" or args.separator is not None:
         raise ValueError("encode splits documents by line or by file (--documents lines|files)")
-    file_format.check_writable_file(args.output)
+    check_writable_file(args.output)
     tok, _ = load_tokenizer(args.tokenizer, args.pattern)
     started = time.perf_counter()
     docs = read_files(args.inputs, documents=args.documents, text_column=args.text_column)

@@ -14,7 +14,7 @@ from collections.abc import Sequence, Sized
 
 from bytebpe import arrays
 from bytebpe._bytebpe import CoreTokenizer
-from bytebpe.checks import check_int, check_str, check_threads
+from bytebpe.checks import check_int, check_str, check_threads, check_writable_file
 from bytebpe.documents import (
     ENCODING,
     ENCODING_ADVICE,
@@ -56,6 +56,7 @@ def write_token_file(
     eot_token = arrays.eot_id(core.vocab_size, specials, eot)
     threads = check_threads(num_threads)
     check_int("batch_size", batch_size, minimum=1)
+    check_writable_file(path)  # before the encoding, not at its end
     items = iter_documents(
         documents, check_str("text_column", text_column), batch_size, what=ENCODING
     )

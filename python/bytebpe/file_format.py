@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import errno
 import hashlib
 import json
 import os
@@ -28,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from bytebpe._bytebpe import CoreTokenizer, CorruptTokenizerError
+from bytebpe.checks import check_writable_file
 from bytebpe.errors import ArgumentError
 from bytebpe.fields import MAX_COUNT, MAX_ID, At, parse_json, reading
 from bytebpe.ledger import read_training_ledger
@@ -305,23 +305,6 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.remove(tmp)
         raise OSError(e.errno, f"cannot write {path!r}: {e.strerror}") from None
-
-
-def check_writable_file(path: str | os.PathLike[str]) -> None:
-    """Raises OSError naming `path` unless a file can be written there: its directory
-    exists and `path` is not a directory. Called before long work that ends in a write."""
-    name = os.fsdecode(path)  # repr() shows a non-UTF-8 byte as \\udcXX: printable
-    if os.path.isdir(name):
-        raise IsADirectoryError(errno.EISDIR, f"{name!r} is a directory; give a file path")
-    parent = os.path.dirname(os.path.abspath(name))
-    if not os.path.isdir(parent):
-        raise FileNotFoundError(
-            errno.ENOENT, f"cannot write {name!r}: its directory {parent!r} does not exist"
-        )
-    if not os.access(parent, os.W_OK):
-        raise PermissionError(
-            errno.EACCES, f"cannot write {name!r}: its directory {parent!r} is not writable"
-        )
 
 
 def load(path: str | os.PathLike[str], vocab_size: int | None = None) -> Loaded:

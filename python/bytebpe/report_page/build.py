@@ -47,27 +47,50 @@ class Report:
         return f"<bytebpe report: {len(self.html) / 1e6:.2f} MB of HTML>"
 
 
+# What a refusal of `eval=` says it takes.
+EVAL_FORMS = ("give a file or glob, {name: a file or glob, a list of paths or a list of "
+              "documents}, a list of documents (str or bytes), or EvalSets")
+
+
 def _eval_sets(spec: EvalSpec, max_bytes: int) -> list[EvalSet]:
-    """`eval=` as EvalSets: a str or path is a file or glob, a list of paths (PathLike)
-    is files, any other iterable is the documents themselves (str or bytes)."""
+    """`eval=` as EvalSets. A str or path is a file or glob; a mapping names its sets
+    (each a file or glob, a list of paths, or a list of documents); any other iterable
+    is EvalSets, or documents (str or bytes) making one set. Anything else is refused,
+    naming where it is."""
     if spec is None:
         return evaluate.bundled_sample()
-    if not isinstance(spec, Mapping):
-        return list(spec)
-    sets = []
-    for name, value in spec.items():
-        if isinstance(value, EvalSet):
-            sets.append(value)
-        elif isinstance(value, (str, os.PathLike)):
-            sets.append(evaluate.read_eval(str(name), [os.fspath(value)], max_bytes))
-        else:
-            items = list(value)
-            if items and all(isinstance(x, os.PathLike) for x in items):
-                sets.append(evaluate.read_eval(str(name), [os.fspath(x) for x in items],
-                                               max_bytes))
-            else:
-                sets.append(EvalSet(str(name), items, "documents passed in"))
-    return sets
+    if isinstance(spec, (str, os.PathLike)):
+        path = os.fspath(spec)
+        return [evaluate.read_eval(os.path.basename(path) or path, [path], max_bytes)]
+    if isinstance(spec, Mapping):
+        return [_eval_set(str(name), value, max_bytes, f"eval[{name!r}]")
+                for name, value in spec.items()]
+    if not isinstance(spec, Iterable):
+        raise TypeError(f"eval is {type(spec).__name__}; {EVAL_FORMS}")
+    items = list(spec)
+    if all(isinstance(x, EvalSet) for x in items):
+        return items
+    return [_eval_set("eval", items, max_bytes, "eval")]
+
+
+def _eval_set(name: str, value: object, max_bytes: int, where: str) -> EvalSet:
+    """One set of `eval=`: `value` is an EvalSet, a file or glob, a list of paths, or a
+    list of documents; `where` names it in a refusal."""
+    if isinstance(value, EvalSet):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        return evaluate.read_eval(name, [os.fspath(value)], max_bytes)
+    if not isinstance(value, Iterable):
+        raise TypeError(f"{where} is {type(value).__name__}; {EVAL_FORMS}")
+    items = list(value)
+    if items and all(isinstance(x, os.PathLike) for x in items):
+        return evaluate.read_eval(name, [os.fspath(x) for x in items], max_bytes)
+    for i, doc in enumerate(items):
+        if not isinstance(doc, (str, bytes)):
+            raise TypeError(
+                f"{where}[{i}] is {type(doc).__name__}; a document is str or bytes"
+            )
+    return EvalSet(name, items, "documents passed in")
 
 
 def build_report(
