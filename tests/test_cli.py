@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import bytebpe
 import bytebpe.loading
 import numpy as np
 import pytest
@@ -23,6 +24,21 @@ def test_train_on_sample(tmp_path, capsys):
     assert "bytes per token" in printed
     assert "longest learned tokens" in printed
     assert Tokenizer.load(out).vocab_size == 1000
+
+
+@pytest.mark.parametrize(("text", "shown"), [("hello world\nthe quick brown fox\n", "he"),
+                                             ("ab\n", "none (no merge learned)")])
+def test_learned_tokens_are_merged_ones_printed_escaped(tmp_path, capsys, text, shown):
+    # A small corpus learns few merges: the list shows those, never the byte tokens
+    # (whose control characters would reach the terminal raw).
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(text)
+    with pytest.warns(bytebpe.TrainingWarning):
+        main(["train", str(corpus), "--vocab-size", "300", "-o", str(tmp_path / "t.json"),
+              "--no-progress"])
+    printed = capsys.readouterr().out
+    assert f"longest learned tokens: {shown}\n" in printed
+    assert not any(c in printed for c in "\x00\x01\x1b")
 
 
 def test_train_with_a_store_then_inspect(tmp_path, capsys):

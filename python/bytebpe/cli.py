@@ -460,9 +460,11 @@ def _report_compression(tok: Tokenizer, heldout: list[str | bytes]) -> None:
 def _show_learned(tok: Tokenizer, count: int, heldout: list[str | bytes]) -> None:
     if count <= 0:
         return
-    tokens = sorted(tok.mergeable_ranks().items(), key=lambda kv: (-len(kv[0]), kv[1]))
-    shown = [_printable(b) for b, _ in tokens[:count]]
-    print(f"longest learned tokens: {' | '.join(shown)}")
+    # Learned: made by a merge, so two bytes or more (the 256 byte tokens are given).
+    learned = [kv for kv in tok.mergeable_ranks().items() if len(kv[0]) > 1]
+    tokens = sorted(learned, key=lambda kv: (-len(kv[0]), kv[1]))
+    shown = " | ".join(_printable(b) for b, _ in tokens[:count]) or "none (no merge learned)"
+    print(f"longest learned tokens: {shown}")
     # A prose-like line shows merges best: mostly letters and spaces, not markup.
     lines = (ln.strip() for d in heldout if isinstance(d, str) for ln in d.split("\n"))
     line = next((ln for ln in lines if len(ln) >= 40 and _wordy(ln)), None)
@@ -476,7 +478,10 @@ def _wordy(line: str) -> bool:
 
 
 def _printable(data: bytes) -> str:
-    return data.decode("utf-8", "backslashreplace").replace("\n", "\\n").replace("\t", "\\t")
+    """A token's bytes for a terminal: its text, with invalid UTF-8 and every character
+    that does not print (newlines, tabs, control characters) escaped."""
+    text = data.decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 if __name__ == "__main__":
