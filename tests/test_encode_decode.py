@@ -212,6 +212,11 @@ def test_streaming_decoder_never_garbles(tok):
     dec = tok.decoder()
     parts = [dec.feed(b) for b in data[:8]]
     assert "".join(parts) == "héllo " and parts[1:3] == ["", "é"]  # é waits for byte 2
+    # Ids taken one by one from a NumPy array are NumPy integers: fed as ints are.
+    for dtype in (np.uint16, np.int64):
+        dec = tok.decoder()
+        ids = np.array(tok.encode(text), dtype=dtype)
+        assert "".join(dec.feed(t) for t in ids) + dec.flush() == text
 
 
 def test_streaming_decoder_errors(tok):

@@ -142,6 +142,18 @@ def test_huggingface_names_match_tokenizers(tok):
         assert tok.id_to_token(token) == hf.id_to_token(token)
         assert tok.token_to_id(hf.id_to_token(token)) == token
     assert tok.id_to_token(700) is None and hf.id_to_token(700) is None
+    # A NumPy integer is an id wherever an int is, as in tiktoken and tokenizers; a
+    # bool is not.
+    for token in (np.int64(97), np.uint16(500), np.int32(698)):
+        assert tok.id_to_token(token) == hf.id_to_token(int(token))
+        assert tok.token_bytes(token) == tok.decode_single_token_bytes(token)
+        assert tok.decode_single_token_bytes(token) == tok.token_bytes(int(token))
+        assert tok.is_special_token(token) == (int(token) == 698)
+    assert tok.id_to_token(True) is None
+    with pytest.raises(TypeError, match="token at position 0 is bool, expected int"):
+        tok.token_bytes(True)
+    with pytest.raises(TypeError, match="token at position 0 is float64, expected int"):
+        tok.token_bytes(np.float64(97))
     assert tok.token_to_id("no such token anywhere") is None
     assert tok.token_to_id("Ġthe") == hf.token_to_id("Ġthe") is not None
 

@@ -4,6 +4,7 @@ argument, the value and what would be accepted."""
 from __future__ import annotations
 
 import errno
+import operator
 import os
 from collections.abc import Iterable
 from typing import Any
@@ -88,12 +89,25 @@ def check_errors(errors: object) -> str:
     return str(errors)
 
 
+def integer(value: object) -> int | None:
+    """`value` as an int when it is an integer (an int or a NumPy integer, as indexing
+    takes them; a bool is not); else None."""
+    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "i") == "b":
+        return None
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+
+
 def check_token_id(token: object, position: int) -> int:
-    if isinstance(token, bool) or not isinstance(token, int):
+    """A token id as an int (NumPy integers too), refused by type or by range."""
+    value = integer(token)
+    if value is None:
         raise TypeError(f"token at position {position} is {type(token).__name__}, expected int")
-    if not 0 <= token < 2**32:
-        raise UnknownTokenError(f"unknown token id {token} at position {position}")
-    return token
+    if not 0 <= value < 2**32:
+        raise UnknownTokenError(f"unknown token id {value} at position {position}")
+    return value
 
 
 def packed_ids(tokens: Any) -> tuple[bytes, int, bool] | None:

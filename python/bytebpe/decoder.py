@@ -3,7 +3,7 @@ a character whose bytes are split across tokens is never garbled."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from bytebpe._bytebpe import incomplete_utf8_tail
 
@@ -26,7 +26,7 @@ class StreamingDecoder:
 
     def feed(self, tokens: int | Sequence[int]) -> str:
         """Adds tokens; returns the text of every character they complete."""
-        if isinstance(tokens, int):
+        if not isinstance(tokens, Iterable):  # one id: an int or a NumPy integer
             tokens = [tokens]
         data = self._pending + self._decode_bytes(tokens)
         keep = incomplete_utf8_tail(data)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bytebpe._bytebpe import CoreTokenizer
-from bytebpe.checks import check_str, check_token_id, token_list
+from bytebpe.checks import check_str, check_token_id, integer, token_list
 from bytebpe.interop.bytemap import bytes_to_unicode, unicode_to_bytes
 
 __all__ = ["EOT", "Encoding", "FamiliarNames", "char_spans", "encoding_of"]
@@ -59,10 +59,11 @@ def vocab(core: CoreTokenizer) -> dict[str, int]:
 
 def id_to_token(core: CoreTokenizer, token: int) -> str | None:
     """The string of a token id, or None when no token has it, as Hugging Face."""
-    if isinstance(token, bool) or not isinstance(token, int) or not 0 <= token < core.vocab_size:
+    value = integer(token)
+    if value is None or not 0 <= value < core.vocab_size:
         return None
     specials = {i: t for t, i in core.special_tokens}
-    return token_string(core, specials, token)
+    return token_string(core, specials, value)
 
 
 def char_spans(text: str, pieces: Sequence[bytes]) -> list[tuple[int, int]]:
