@@ -209,6 +209,11 @@ def test_load_recognises_every_format_by_content(tok, tmp_path):
     assert loaded.mergeable_ranks() == tok.mergeable_ranks() and loaded.special_tokens == {}
     tok.save_pretrained(tmp_path / "pretrained", eos_token="<|endoftext|>")
     assert Tokenizer.load(tmp_path / "pretrained") == tok
+    # Hugging Face's name for it, on the file Hugging Face's own `from_file` reads.
+    assert Tokenizer.from_file(tmp_path / "pretrained" / "tokenizer.json") == tok
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "pretrained" / "tokenizer.json"))
+    assert hf.encode("hello world").ids == tok.encode("hello world")
     store = tmp_path / "run.sqlite"
     stored = Tokenizer.train_from_iterator(DOCS, 700, special_tokens=SPECIALS, progress=False,
                                            store=store)

@@ -417,6 +417,11 @@ class Tokenizer(Training, Decoding, Exports, FamiliarNames):
         check_optional_int("vocab_size", vocab_size, minimum=256)
         return cls(*loading.load_any(path, vocab_size=vocab_size, pattern=pattern))
 
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """Hugging Face's name for `load`: a `tokenizer.json`, or any file `load` reads."""
+        return cls.load(path)
+
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return (_from_state, (file_format.to_state(self._core, self._ledger.training),))
 
