@@ -265,6 +265,34 @@ def test_numpy_arrays_decode_as_their_lists(tok):
     assert tok._core.decode_packed(b"\xff", 1, True) is None  # -1: the list path names it
 
 
+def test_id_lists_of_every_kind_decode_alike(tok):
+    # A list of exact ints is read by the core item by item; a list subclass, int
+    # subclasses and NumPy integers take the general path; all give the same bytes,
+    # and the same named errors.
+    class Ids(list):
+        pass
+
+    class Id(int):
+        pass
+
+    ids = tok.encode(HELDOUT[0])
+    want = tok.decode_bytes(ids)
+    for form in (Ids(ids), [Id(i) for i in ids], [*ids[:-1], np.int64(ids[-1])], tuple(ids)):
+        assert tok.decode_bytes(form) == want
+        assert tok.decode_batch([form, ids]) == [want.decode()] * 2
+    for bad, error, message in (
+        ([104, -1], bytebpe.UnknownTokenError, "unknown token id -1 at position 1"),
+        ([104, 2**40], bytebpe.UnknownTokenError, f"unknown token id {2**40} at position 1"),
+        ([104, 2**70], bytebpe.UnknownTokenError, f"unknown token id {2**70} at position 1"),
+        ([104, Id(-3)], bytebpe.UnknownTokenError, "unknown token id -3 at position 1"),
+        ([104, "2"], TypeError, "token at position 1 is str, expected int"),
+    ):
+        with pytest.raises(error, match=message):
+            tok.decode(bad)
+        with pytest.raises(error, match=rf"batch\[1\]: {message}"):
+            tok.decode_batch([[104], bad])
+
+
 def test_decode_batch_skips_special_tokens_in_the_core(tok):
     eot = tok.special_tokens["<|endoftext|>"]
     batch = [[*tok.encode_ordinary(d), eot] for d in HELDOUT[:5]]

@@ -1,10 +1,11 @@
 //! Conversions shared by the binding's classes: documents held as Python objects while
-//! the GIL is released, merge records as tuples, and ids packed as integers.
+//! the GIL is released, merge records as tuples, and ids from lists or packed integers.
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyOverflowError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::PyString;
+use pyo3::types::{PyList, PyString};
 
 use super::str_utf8;
 use crate::document::Document;
@@ -121,4 +122,40 @@ pub(super) fn unpacked_ids(
         (8, false) => each(data, u64::from_ne_bytes),
         _ => each(data, i64::from_ne_bytes),
     })
+}
+
+/// Token ids from Python. A `list` of `int` is read item by item through the stable ABI
+/// (`PyList_GetItem`, `PyLong_AsLong`: two calls, no new reference per item, where a
+/// sequence's extraction iterates); anything else, or a list holding any other item
+/// (whose `__index__` may run Python code), is extracted as a sequence, as before. An id
+/// that is not an int is a TypeError, one outside `u32` an OverflowError, for the caller
+/// to name.
+pub(super) fn id_list(ids: &Bound<'_, PyAny>) -> PyResult<Vec<Rank>> {
+    let Ok(list) = ids.cast_exact::<PyList>() else {
+        return ids.extract();
+    };
+    let n = list.len();
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        // SAFETY: the GIL is held; `list` is a live list. The item is borrowed: nothing
+        // below runs Python code while it is used (only exact ints are read here).
+        let item = unsafe { ffi::PyList_GetItem(list.as_ptr(), i as ffi::Py_ssize_t) };
+        // SAFETY: as above; a null item (i past the end: never, nothing ran) is refused.
+        if item.is_null() || unsafe { ffi::PyLong_CheckExact(item) } == 0 {
+            PyErr::take(ids.py());
+            return ids.extract();
+        }
+        // SAFETY: an exact int: reading it runs no Python code.
+        let value = unsafe { ffi::PyLong_AsLong(item) };
+        if value == -1 {
+            if let Some(e) = PyErr::take(ids.py()) {
+                return Err(e); // past a C long
+            }
+        }
+        let id = Rank::try_from(value).map_err(|_| {
+            PyOverflowError::new_err(format!("token id {value} at position {i} is not a u32"))
+        })?;
+        out.push(id);
+    }
+    Ok(out)
 }

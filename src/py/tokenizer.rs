@@ -10,8 +10,8 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 
 use super::convert::{
-    held_document, held_text, merge_record, merge_tuple, unpacked_ids, HeldDocument, HeldText,
-    MergeTuple,
+    held_document, held_text, id_list, merge_record, merge_tuple, unpacked_ids, HeldDocument,
+    HeldText, MergeTuple,
 };
 use super::encoding::{encode_allowing, encode_until_failure};
 use super::enter::{detached, detached_quiet, detached_unless_small};
@@ -59,6 +59,38 @@ impl CoreTokenizer {
             }
         };
         ints.list(py, ids)
+    }
+
+    /// The bytes of `ids`, without the GIL.
+    fn decode_ids<'py>(
+        &self,
+        py: Python<'py>,
+        ids: Vec<Rank>,
+        skip_special: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = detached_quiet(py, || self.inner.decode_bytes_skipping(&ids, skip_special))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// The bytes of each of `batch`, on the pool.
+    fn decode_lists<'py>(
+        &self,
+        py: Python<'py>,
+        batch: Vec<Vec<Rank>>,
+        num_threads: Option<usize>,
+        skip_special: bool,
+    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        crate::parallel::checked(num_threads).map_err(to_py)?;
+        let decoded = detached_quiet(py, || {
+            crate::parallel::pool(num_threads).install(|| {
+                use rayon::prelude::*;
+                batch
+                    .par_iter()
+                    .map(|ids| self.inner.decode_bytes_skipping(ids, skip_special))
+                    .collect::<crate::Result<Vec<_>>>()
+            })
+        })?;
+        Ok(decoded.iter().map(|b| PyBytes::new(py, b)).collect())
     }
 
     /// `texts` as `str` objects, or a TypeError naming the first that is not one.
@@ -411,32 +443,22 @@ impl CoreTokenizer {
     fn decode_bytes_batch<'py>(
         &self,
         py: Python<'py>,
-        batch: Vec<Vec<Rank>>,
+        batch: Vec<Bound<'py, PyAny>>,
         num_threads: Option<usize>,
         skip_special: bool,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-        crate::parallel::checked(num_threads).map_err(to_py)?;
-        let decoded = detached_quiet(py, || {
-            crate::parallel::pool(num_threads).install(|| {
-                use rayon::prelude::*;
-                batch
-                    .par_iter()
-                    .map(|ids| self.inner.decode_bytes_skipping(ids, skip_special))
-                    .collect::<crate::Result<Vec<_>>>()
-            })
-        })?;
-        Ok(decoded.iter().map(|b| PyBytes::new(py, b)).collect())
+        let batch = batch.iter().map(id_list).collect::<PyResult<Vec<_>>>()?;
+        self.decode_lists(py, batch, num_threads, skip_special)
     }
 
     #[pyo3(signature = (ids, skip_special=false))]
     fn decode_bytes<'py>(
         &self,
         py: Python<'py>,
-        ids: Vec<Rank>,
+        ids: &Bound<'py, PyAny>,
         skip_special: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = detached_quiet(py, || self.inner.decode_bytes_skipping(&ids, skip_special))?;
-        Ok(PyBytes::new(py, &bytes))
+        self.decode_ids(py, id_list(ids)?, skip_special)
     }
 
     /// [`Self::decode_bytes`] of ids packed as native-endian integers of `itemsize` bytes
@@ -454,7 +476,7 @@ impl CoreTokenizer {
         let Some(ids) = unpacked_ids(&data, itemsize, signed)? else {
             return Ok(None);
         };
-        self.decode_bytes(py, ids, skip_special).map(Some)
+        self.decode_ids(py, ids, skip_special).map(Some)
     }
 
     /// [`Self::decode_bytes_batch`] of ids packed as [`Self::decode_packed`] reads them, all
@@ -473,6 +495,6 @@ impl CoreTokenizer {
         let Some(lists) = unpacked.collect::<PyResult<Vec<_>>>()?.into_iter().collect() else {
             return Ok(None);
         };
-        self.decode_bytes_batch(py, lists, num_threads, skip_special).map(Some)
+        self.decode_lists(py, lists, num_threads, skip_special).map(Some)
     }
 }
