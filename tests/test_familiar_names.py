@@ -8,7 +8,7 @@ import pickle
 
 import numpy as np
 import pytest
-from bytebpe import Encoding, Tokenizer
+from bytebpe import Encoding, Tokenizer, UnknownTokenError
 from bytebpe.sample import sample_documents
 
 tiktoken = pytest.importorskip("tiktoken")
@@ -64,6 +64,20 @@ def test_single_tokens_and_token_bytes_match_tiktoken(tok, enc):
         ids = enc.encode(text, allowed_special="all")
         assert tok.decode_tokens_bytes(ids) == enc.decode_tokens_bytes(ids)
     assert tok.token_byte_values() == enc.token_byte_values()
+    ids = [i for text in TEXTS for i in enc.encode(text, allowed_special="all")]
+    want = enc.decode_tokens_bytes(ids)
+    assert tok.decode_tokens_bytes(ids) == tok.decode_tokens_bytes(np.array(ids)) == want
+    # The same bytes object each time an id comes back (shared per id, as they are
+    # immutable), and a bad id named with its own position.
+    twice = tok.decode_tokens_bytes([ids[0], ids[0]])
+    assert twice[0] is twice[1]
+    for bad, error, message in (
+        ([97, 700], UnknownTokenError, "unknown token id 700 at position 1"),
+        ([97, -1], UnknownTokenError, "unknown token id -1 at position 1"),
+        ([97, "a"], TypeError, "token at position 1 is str, expected int"),
+    ):
+        with pytest.raises(error, match=message):
+            tok.decode_tokens_bytes(bad)
     batch = [enc.encode(text, allowed_special="all") for text in TEXTS]
     assert tok.decode_bytes_batch(batch) == enc.decode_bytes_batch(batch)
     arrays = [np.array(ids, dtype=np.uint16) for ids in batch]

@@ -176,8 +176,13 @@ class FamiliarNames:
 
     def decode_tokens_bytes(self, tokens: Sequence[int]) -> list[bytes]:
         """The bytes of each token, as tiktoken."""
-        return [self._core.token_bytes(check_token_id(t, i))
-                for i, t in enumerate(token_list(tokens))]
+        tokens = token_list(tokens)
+        try:
+            return self._core.tokens_bytes(tokens)
+        except (TypeError, OverflowError):
+            for position, token in enumerate(tokens):
+                check_token_id(token, position)  # names the id and its place
+            raise
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
         """The text and the index of the character each token starts in, as tiktoken

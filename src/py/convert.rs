@@ -1,7 +1,7 @@
 //! Conversions shared by the binding's classes: documents held as Python objects while
 //! the GIL is released, merge records as tuples, and ids from lists or packed integers.
 
-use pyo3::exceptions::{PyOverflowError, PyValueError};
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
@@ -158,4 +158,18 @@ pub(super) fn id_list(ids: &Bound<'_, PyAny>) -> PyResult<Vec<Rank>> {
         out.push(id);
     }
     Ok(out)
+}
+
+/// `texts` as `str` objects, or a TypeError naming the first that is not one.
+pub(super) fn strs(texts: Vec<Bound<'_, PyAny>>) -> PyResult<Vec<Bound<'_, PyString>>> {
+    texts
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            t.cast_into::<PyString>().map_err(|e| {
+                let kind = e.into_inner().get_type().name().map_or("?".into(), |n| n.to_string());
+                PyTypeError::new_err(format!("texts[{i}] must be str, not {kind}"))
+            })
+        })
+        .collect()
 }

@@ -3,6 +3,7 @@
 
 mod combine;
 mod convert;
+mod decoding;
 mod encoding;
 mod enter;
 mod errors;
@@ -12,6 +13,7 @@ mod ledger;
 mod pretokenize;
 mod reader;
 mod str_utf8;
+mod token_bytes;
 mod tokenizer;
 mod trainer;
 mod utf8;

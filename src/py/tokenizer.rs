@@ -4,20 +4,22 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString};
 
 use super::convert::{
-    held_document, held_text, id_list, merge_record, merge_tuple, unpacked_ids, HeldDocument,
+    held_document, held_text, id_list, merge_record, merge_tuple, strs, unpacked_ids, HeldDocument,
     HeldText, MergeTuple,
 };
+use super::decoding::{decode_ids, decode_lists};
 use super::encoding::{encode_allowing, encode_until_failure};
 use super::enter::{detached, detached_quiet, detached_unless_small};
 use super::errors::to_py;
 use super::filled_bytes::filled_bytes;
 use super::ints::IdInts;
+use super::token_bytes::TokenBytes;
 use crate::encode::{write_ids, FlatBatch};
 use crate::vocab::Vocab;
 use crate::{ordered, train};
@@ -30,11 +32,13 @@ pub struct CoreTokenizer {
     pub(super) inner: Arc<Tokenizer>,
     /// One Python int per token id, made on first use, that token lists are built from.
     ints: OnceLock<IdInts>,
+    /// One `bytes` per token id, made on first use (`tokens_bytes`).
+    token_bytes: OnceLock<TokenBytes>,
 }
 
 impl CoreTokenizer {
     pub(super) fn new(tokenizer: Tokenizer) -> Self {
-        Self { inner: Arc::new(tokenizer), ints: OnceLock::new() }
+        Self { inner: Arc::new(tokenizer), ints: OnceLock::new(), token_bytes: OnceLock::new() }
     }
 
     /// The ids of `text`, special tokens in `allowed` as their ids (None: none), without
@@ -59,53 +63,6 @@ impl CoreTokenizer {
             }
         };
         ints.list(py, ids)
-    }
-
-    /// The bytes of `ids`, without the GIL.
-    fn decode_ids<'py>(
-        &self,
-        py: Python<'py>,
-        ids: Vec<Rank>,
-        skip_special: bool,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = detached_quiet(py, || self.inner.decode_bytes_skipping(&ids, skip_special))?;
-        Ok(PyBytes::new(py, &bytes))
-    }
-
-    /// The bytes of each of `batch`, on the pool.
-    fn decode_lists<'py>(
-        &self,
-        py: Python<'py>,
-        batch: Vec<Vec<Rank>>,
-        num_threads: Option<usize>,
-        skip_special: bool,
-    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-        crate::parallel::checked(num_threads).map_err(to_py)?;
-        let decoded = detached_quiet(py, || {
-            crate::parallel::pool(num_threads).install(|| {
-                use rayon::prelude::*;
-                batch
-                    .par_iter()
-                    .map(|ids| self.inner.decode_bytes_skipping(ids, skip_special))
-                    .collect::<crate::Result<Vec<_>>>()
-            })
-        })?;
-        Ok(decoded.iter().map(|b| PyBytes::new(py, b)).collect())
-    }
-
-    /// `texts` as `str` objects, or a TypeError naming the first that is not one.
-    fn strs(texts: Vec<Bound<'_, PyAny>>) -> PyResult<Vec<Bound<'_, PyString>>> {
-        texts
-            .into_iter()
-            .enumerate()
-            .map(|(i, t)| {
-                t.cast_into::<PyString>().map_err(|e| {
-                    let kind =
-                        e.into_inner().get_type().name().map_or("?".into(), |n| n.to_string());
-                    PyTypeError::new_err(format!("texts[{i}] must be str, not {kind}"))
-                })
-            })
-            .collect()
     }
 }
 
@@ -240,6 +197,23 @@ impl CoreTokenizer {
         Ok(PyBytes::new(py, &bytes))
     }
 
+    /// The bytes of each of `ids`, as a list of `bytes` shared per id.
+    fn tokens_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ids = id_list(ids)?;
+        let table = match self.token_bytes.get() {
+            Some(table) => table,
+            None => {
+                let made = TokenBytes::new(py, &self.inner)?;
+                self.token_bytes.get_or_init(|| made)
+            }
+        };
+        table.list(py, &ids)
+    }
+
     fn encode_ordinary<'py>(
         &self,
         py: Python<'py>,
@@ -309,7 +283,7 @@ impl CoreTokenizer {
     ) -> PyResult<Bound<'py, PyList>> {
         let allowed = allowed_special.as_ref();
         let pool = crate::parallel::checked(num_threads).map_err(to_py)?;
-        let texts = Self::strs(texts)?;
+        let texts = strs(texts)?;
         if texts.len() < 2 {
             // Nothing to share: no helper thread for a one-document batch.
             let lists = texts
@@ -448,7 +422,7 @@ impl CoreTokenizer {
         skip_special: bool,
     ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
         let batch = batch.iter().map(id_list).collect::<PyResult<Vec<_>>>()?;
-        self.decode_lists(py, batch, num_threads, skip_special)
+        decode_lists(py, &self.inner, batch, num_threads, skip_special)
     }
 
     #[pyo3(signature = (ids, skip_special=false))]
@@ -458,7 +432,7 @@ impl CoreTokenizer {
         ids: &Bound<'py, PyAny>,
         skip_special: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        self.decode_ids(py, id_list(ids)?, skip_special)
+        decode_ids(py, &self.inner, id_list(ids)?, skip_special)
     }
 
     /// [`Self::decode_bytes`] of ids packed as native-endian integers of `itemsize` bytes
@@ -476,7 +450,7 @@ impl CoreTokenizer {
         let Some(ids) = unpacked_ids(&data, itemsize, signed)? else {
             return Ok(None);
         };
-        self.decode_ids(py, ids, skip_special).map(Some)
+        decode_ids(py, &self.inner, ids, skip_special).map(Some)
     }
 
     /// [`Self::decode_bytes_batch`] of ids packed as [`Self::decode_packed`] reads them, all
@@ -495,6 +469,6 @@ impl CoreTokenizer {
         let Some(lists) = unpacked.collect::<PyResult<Vec<_>>>()?.into_iter().collect() else {
             return Ok(None);
         };
-        self.decode_lists(py, lists, num_threads, skip_special).map(Some)
+        decode_lists(py, &self.inner, lists, num_threads, skip_special).map(Some)
     }
 }
