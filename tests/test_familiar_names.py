@@ -186,6 +186,27 @@ def test_encoding_with_tokens_and_offsets_matches_tokenizers(tok):
     assert enc.tokens[-1] == "<|pad|>" and enc.offsets[-1] == (2, 9)
 
 
+def test_char_spans_on_every_cut_of_multibyte_text():
+    # Spans of pieces cut anywhere, mid-character too, against the character each byte
+    # belongs to, counted the slow way.
+    from bytebpe.names import char_spans
+
+    text = "aé世😀\ud800z"
+    data = text.encode("utf-8", "surrogatepass")
+    char_of = [i for i, ch in enumerate(text) for _ in ch.encode("utf-8", "surrogatepass")]
+    for cut_a in range(len(data) + 1):
+        for cut_b in range(cut_a, len(data) + 1):
+            pieces = [data[:cut_a], data[cut_a:cut_b], data[cut_b:]]
+            want, at = [], 0
+            for p in pieces:
+                if not p:
+                    want.append((len(text),) * 2 if at >= len(data) else (char_of[at],) * 2)
+                else:
+                    want.append((char_of[at], char_of[at + len(p) - 1] + 1))
+                at += len(p)
+            assert char_spans(text, pieces) == want, (cut_a, cut_b)
+
+
 def test_skip_special_tokens(tok):
     ids = tok.encode("<|endoftext|>hello<|pad|>", allowed_special="all")
     assert tok.decode(ids) == "<|endoftext|>hello<|pad|>"

@@ -66,35 +66,47 @@ def id_to_token(core: CoreTokenizer, token: int) -> str | None:
     return token_string(core, specials, value)
 
 
+# Every byte that does not continue a UTF-8 character: `piece.translate(None, LEADS)`
+# leaves a piece's continuation bytes, so counting its characters runs at C speed.
+LEADS = bytes(b for b in range(256) if not 0x80 <= b < 0xC0)
+
+
+def started_chars(piece: bytes) -> int:
+    """How many characters start in `piece` (its bytes that are not continuations)."""
+    return len(piece) - len(piece.translate(None, LEADS))
+
+
 def char_spans(text: str, pieces: Sequence[bytes]) -> list[tuple[int, int]]:
-    """The character span of each of `pieces` (whose bytes are `text` in UTF-8)."""
-    # char_of[b]: the index of the character holding byte b of the text.
-    char_of: list[int] = []
-    for i, ch in enumerate(text):
-        char_of.extend([i] * len(ch.encode("utf-8", "surrogatepass")))
+    """The character span of each of `pieces` (whose bytes are `text` in UTF-8): from the
+    character its first byte is in to the one its last byte is in (an empty piece: the
+    character at its place, or the end)."""
+    data = text.encode("utf-8", "surrogatepass")
     spans = []
-    position = 0
+    position = 0  # the piece's first byte
+    before = 0  # characters started before it
     for piece in pieces:
-        if not piece:
-            spans.append((len(text), len(text)) if position >= len(char_of)
-                         else (char_of[position], char_of[position]))
-            continue
-        start = char_of[position]
-        end = char_of[position + len(piece) - 1] + 1
-        spans.append((start, end))
+        # The character its first byte is in: the last one started, when it continues one.
+        start = before - (position < len(data) and 0x80 <= data[position] < 0xC0)
+        started = started_chars(piece)
+        end = before + started if piece else start
+        spans.append((start, end) if position < len(data) else (len(text), len(text)))
         position += len(piece)
+        before += started
     return spans
 
 
 def encoding_of(core: CoreTokenizer, text: str, ids: list[int]) -> Encoding:
     """The `Encoding` of `text`, encoded as `ids`."""
     specials = {i: t for t, i in core.special_tokens}
-    pieces = [core.token_bytes(t) for t in ids]
-    return Encoding(
-        ids=ids,
-        tokens=[token_string(core, specials, t) for t in ids],
-        offsets=char_spans(text, pieces),
-    )
+    pieces = core.tokens_bytes(ids)
+    strings: dict[int, str] = {}  # a token's string, made once per call (tokens repeat)
+    tokens = []
+    for token, piece in zip(ids, pieces):
+        string = strings.get(token)
+        if string is None:
+            string = strings[token] = specials.get(token) or bytes_to_unicode(piece)
+        tokens.append(string)
+    return Encoding(ids=ids, tokens=tokens, offsets=char_spans(text, pieces))
 
 
 def decode_with_offsets(pieces: Sequence[bytes]) -> tuple[str, list[int]]:
@@ -105,7 +117,7 @@ def decode_with_offsets(pieces: Sequence[bytes]) -> tuple[str, list[int]]:
     text_len = 0
     for piece in pieces:
         offsets.append(max(0, text_len - (0x80 <= piece[0] < 0xC0)))
-        text_len += sum(1 for c in piece if not 0x80 <= c < 0xC0)
+        text_len += started_chars(piece)
     return b"".join(pieces).decode("utf-8", errors="strict"), offsets
 
 
