@@ -110,6 +110,12 @@ def check_token_id(token: object, position: int) -> int:
     return value
 
 
+def check_token_ids(tokens: Iterable[object]) -> None:
+    """`check_token_id` of each id in turn: the first bad one is named with its place."""
+    for position, token in enumerate(tokens):
+        check_token_id(token, position)
+
+
 def packed_ids(tokens: Any) -> tuple[bytes, int, bool] | None:
     """A one-dimensional NumPy integer array's ids as native-endian bytes, with their size
     and whether they are signed, for the core to read without a Python int per id; None

@@ -13,7 +13,7 @@ from bytebpe import _bytebpe
 from bytebpe.checks import (
     check_errors,
     check_threads,
-    check_token_id,
+    check_token_ids,
     packed_batch,
     packed_ids,
     token_batch,
@@ -53,8 +53,7 @@ class Decoding:
             return self._core.decode_bytes(tokens, skip_special_tokens)
         except (TypeError, OverflowError, UnknownTokenError):
             self._ledger.add("unknown_ids", 1)
-            for position, token in enumerate(tokens):
-                check_token_id(token, position)
+            check_token_ids(tokens)
             raise
 
     def _text(self, data: bytes, errors: str) -> str:

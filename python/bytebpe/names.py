@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bytebpe._bytebpe import CoreTokenizer
-from bytebpe.checks import check_str, check_token_id, integer, token_list
+from bytebpe.checks import check_str, check_token_id, check_token_ids, integer, token_list
 from bytebpe.interop.bytemap import bytes_to_unicode, unicode_to_bytes
 
 __all__ = ["EOT", "Encoding", "FamiliarNames", "char_spans", "encoding_of"]
@@ -42,10 +42,10 @@ class Encoding:
         return len(self.ids)
 
 
-def token_string(core: CoreTokenizer, specials: dict[int, str], token: int) -> str:
-    """A token as `get_vocab()` names it."""
+def token_string(specials: dict[int, str], token: int, data: bytes) -> str:
+    """A token (whose bytes are `data`) as `get_vocab()` names it."""
     special = specials.get(token)
-    return special if special is not None else bytes_to_unicode(core.token_bytes(token))
+    return special if special is not None else bytes_to_unicode(data)
 
 
 def vocab(core: CoreTokenizer) -> dict[str, int]:
@@ -63,7 +63,7 @@ def id_to_token(core: CoreTokenizer, token: int) -> str | None:
     if value is None or not 0 <= value < core.vocab_size:
         return None
     specials = {i: t for t, i in core.special_tokens}
-    return token_string(core, specials, value)
+    return token_string(specials, value, core.token_bytes(value))
 
 
 # Every byte that does not continue a UTF-8 character: `piece.translate(None, LEADS)`
@@ -104,7 +104,7 @@ def encoding_of(core: CoreTokenizer, text: str, ids: list[int]) -> Encoding:
     for token, piece in zip(ids, pieces):
         string = strings.get(token)
         if string is None:
-            string = strings[token] = specials.get(token) or bytes_to_unicode(piece)
+            string = strings[token] = token_string(specials, token, piece)
         tokens.append(string)
     return Encoding(ids=ids, tokens=tokens, offsets=char_spans(text, pieces))
 
@@ -192,8 +192,7 @@ class FamiliarNames:
         try:
             return self._core.tokens_bytes(tokens)
         except (TypeError, OverflowError):
-            for position, token in enumerate(tokens):
-                check_token_id(token, position)  # names the id and its place
+            check_token_ids(tokens)  # names the id and its place
             raise
 
     def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:

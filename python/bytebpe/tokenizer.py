@@ -383,9 +383,10 @@ class Tokenizer(Training, Decoding, Exports, FamiliarNames):
     ) -> report_page.Report:
         """An interactive HTML report of this tokenizer: its merge tree, growth,
         compression and fairness on `eval` (a file or glob, a list of documents, or
-        {name: files, a glob or documents}; the bundled held-out sample by default), composition, health and losses, compared
-        with `baseline` when given. Shows inline in Jupyter; `.save(path)` writes the
-        page (self-contained, no network). Needs numpy (`bytebpe[report]`)."""
+        {name: files, a glob or documents}; the bundled held-out sample by default),
+        composition, health and losses, compared with `baseline` when given. Shows
+        inline in Jupyter; `.save(path)` writes the page (self-contained, no network).
+        Needs numpy (`bytebpe[report]`)."""
         return report_page.build_report(
             self, eval, baseline, max_eval_bytes=max_eval_bytes, title=title
         )

@@ -55,14 +55,20 @@ impl CoreTokenizer {
     fn list<'py>(&self, py: Python<'py>, ids: &[Rank]) -> PyResult<Bound<'py, PyList>> {
         // Only the mergeable ids are cached, so the cache is sized by the vocabulary and
         // never by an id; special ids (rare in output) get a fresh int.
-        let ints = match self.ints.get() {
-            Some(ints) => ints,
-            None => {
-                let made = IdInts::new(py, self.inner.vocab().len() as Rank)?;
-                self.ints.get_or_init(|| made)
-            }
-        };
-        ints.list(py, ids)
+        made(&self.ints, || IdInts::new(py, self.inner.vocab().len() as Rank))?.list(py, ids)
+    }
+}
+
+/// What `cell` holds, made by `make` the first time (threads that both find it empty both
+/// make it, and the first stored is kept; a failure leaves the cell empty, for the next
+/// call to try again).
+fn made<T>(cell: &OnceLock<T>, make: impl FnOnce() -> PyResult<T>) -> PyResult<&T> {
+    match cell.get() {
+        Some(value) => Ok(value),
+        None => {
+            let value = make()?;
+            Ok(cell.get_or_init(|| value))
+        }
     }
 }
 
@@ -204,14 +210,7 @@ impl CoreTokenizer {
         ids: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let ids = id_list(ids)?;
-        let table = match self.token_bytes.get() {
-            Some(table) => table,
-            None => {
-                let made = TokenBytes::new(py, &self.inner)?;
-                self.token_bytes.get_or_init(|| made)
-            }
-        };
-        table.list(py, &ids)
+        made(&self.token_bytes, || TokenBytes::new(py, &self.inner))?.list(py, &ids)
     }
 
     fn encode_ordinary<'py>(
