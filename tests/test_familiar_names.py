@@ -9,6 +9,7 @@ import pickle
 import numpy as np
 import pytest
 from bytebpe import Encoding, Tokenizer, UnknownTokenError
+from bytebpe.names import char_spans
 from bytebpe.sample import sample_documents
 
 tiktoken = pytest.importorskip("tiktoken")
@@ -189,8 +190,6 @@ def test_encoding_with_tokens_and_offsets_matches_tokenizers(tok):
 def test_char_spans_on_every_cut_of_multibyte_text():
     # Spans of pieces cut anywhere, mid-character too, against the character each byte
     # belongs to, counted the slow way.
-    from bytebpe.names import char_spans
-
     text = "aé世😀\ud800z"
     data = text.encode("utf-8", "surrogatepass")
     char_of = [i for i, ch in enumerate(text) for _ in ch.encode("utf-8", "surrogatepass")]
