@@ -123,6 +123,7 @@ def prepare(args) -> dict:
     import bytebpe
 
     d = Path(args.dir)
+    d.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     train = load_texts(args.corpus, args.mb)
     # The encoding slice starts after the training slice's last document (which

@@ -56,7 +56,8 @@ pub(super) fn merge_by_min_portable<const N: usize>(
     let n = piece.len();
     assert!(n <= N && N <= 128 && N.is_power_of_two(), "pieces of at most N <= 128 bytes");
     let shift = N.trailing_zeros();
-    let Unmerged { mut token, mut next, mut prev, mut key } = Unmerged::<N>::new(vocab, piece);
+    let Unmerged { mut token, mut next, mut prev, mut key } =
+        Unmerged::<N>::new(vocab, piece, |left, right, at| join_key::<N>(vocab, left, right, at));
     loop {
         let best = key.iter().fold(i32::MAX, |m, &k| m.min(k));
         if best == i32::MAX {
@@ -89,8 +90,8 @@ const NO_PART: u8 = u8::MAX;
 
 /// A piece of at most `N` bytes before any merge, for the mergers on packed keys: each
 /// byte's token, each part linked to the next (`n`: none) and to the previous
-/// ([`NO_PART`]: none), and each part's key with the next ([`join_key`]; the first joins
-/// are of two bytes, read directly, not hashed).
+/// ([`NO_PART`]: none), and each part's key with the next (`join`, [`join_key`]'s rule;
+/// the first joins are of two bytes, read directly, not hashed).
 struct Unmerged<const N: usize> {
     token: [Rank; N],
     next: [u8; N],
@@ -100,11 +101,11 @@ struct Unmerged<const N: usize> {
 
 impl<const N: usize> Unmerged<N> {
     #[inline(always)]
-    fn new(vocab: &Vocab, piece: &[u8]) -> Self {
+    fn new(vocab: &Vocab, piece: &[u8], join: impl Fn(Rank, Rank, usize) -> i32) -> Self {
         let mut parts =
             Self { token: [0; N], next: [0; N], prev: [NO_PART; N], key: [i32::MAX; N] };
         if vocab.has_char_parts() && piece.iter().fold(false, |lead, &b| lead | (b >= 0xC0)) {
-            parts.take_chars(vocab, piece);
+            parts.take_chars(vocab, piece, join);
             return parts;
         }
         for (i, &b) in piece.iter().enumerate() {
@@ -121,7 +122,7 @@ impl<const N: usize> Unmerged<N> {
     /// Fills the parts of a piece with multi-byte characters: a character the vocabulary
     /// lets merging start from ([`Vocab::char_part`]) is one part, every other byte one.
     #[inline(always)]
-    fn take_chars(&mut self, vocab: &Vocab, piece: &[u8]) {
+    fn take_chars(&mut self, vocab: &Vocab, piece: &[u8], join: impl Fn(Rank, Rank, usize) -> i32) {
         let n = piece.len();
         // The previous part's start and length.
         let (mut before, mut before_len) = (usize::from(NO_PART), 0);
@@ -139,7 +140,7 @@ impl<const N: usize> Unmerged<N> {
                 self.key[before] = if before_len == 1 && len == 1 {
                     pack::<N>(vocab.join_bytes(piece[before], piece[i]), before)
                 } else {
-                    join_key::<N>(vocab, self.token[before], token, before)
+                    join(self.token[before], token, before)
                 };
             }
             (before, before_len) = (i, len);

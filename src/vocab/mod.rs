@@ -270,16 +270,16 @@ impl Vocab {
         self.pairs.get_below_bound(left, right)
     }
 
-    /// [`Self::join_parts`] as a rank, `NO_JOIN` for none, picked without branches
+    /// [`Self::join_parts`] as a rank, `none` for none, picked without branches
     /// (`PairTable::join_avx2`).
     ///
     /// Safety: the CPU must have AVX2.
     #[target_feature(enable = "avx2")]
     #[inline]
     #[cfg(target_arch = "x86_64")]
-    pub(crate) unsafe fn join_parts_avx2(&self, left: Rank, right: Rank) -> Rank {
+    pub(crate) unsafe fn join_parts_avx2(&self, left: Rank, right: Rank, none: Rank) -> Rank {
         // SAFETY: the caller's promise of AVX2.
-        unsafe { self.pairs.join_avx2(left, right) }
+        unsafe { self.pairs.join_avx2(left, right, none) }
     }
 
     /// [`Self::join_parts`] of two single bytes' tokens, read directly; `NO_JOIN`: none.

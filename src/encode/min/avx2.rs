@@ -17,7 +17,9 @@ use std::arch::x86_64::{
     _mm256_set1_epi32, _mm256_setr_epi32, _mm_cvtsi128_si32, _mm_min_epi32, _mm_shuffle_epi32,
 };
 
-use super::{pack, Unmerged, NO_PART};
+use std::hint::select_unpredictable;
+
+use super::{key_at, Unmerged, NO_PART};
 use crate::encode::push_parts;
 use crate::vocab::Vocab;
 use crate::Rank;
@@ -40,7 +42,15 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
     // The vectors the piece's keys take (the rest would hold no key).
     let vectors = n.div_ceil(8).max(1);
     let shift = N.trailing_zeros();
-    let mut parts = Unmerged::<N>::new(vocab, piece);
+    // The rank a lookup answers for no token: above every rank (`fits_keys`), so the keys
+    // it makes, at any position, are at least `no_key` and never taken (the loop needs
+    // no test of the answer, which would be a branch no predictor learns).
+    let no_rank = (i32::MAX as u32) >> shift;
+    let no_key = key_at::<N>(no_rank, 0);
+    // SAFETY (both lookups): this function's caller promises AVX2.
+    let join = |left, right| unsafe { vocab.join_parts_avx2(left, right, no_rank) };
+    let mut parts =
+        Unmerged::<N>::new(vocab, piece, |left, right, at| key_at::<N>(join(left, right), at));
     let Unmerged { token, next, prev, key: first } = &mut parts;
     let none = _mm256_set1_epi32(i32::MAX);
     let mut keys = [none; MAX_VECTORS];
@@ -67,7 +77,7 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
         least = _mm256_min_epi32(least, k);
     }
     let mut best = min_lane(least);
-    while best != i32::MAX {
+    while best < no_key {
         let (rank, at) = ((best as u32) >> shift, (best as usize) & (N - 1));
         // The part at `at` absorbs the next one, which stops being a part.
         let right = next[at] as usize;
@@ -78,7 +88,13 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
         // The keys that stay, while the lookups below are in flight: every lane from the
         // left neighbour (or `at`) to `right` leaves the minimum. Those between them are
         // no part's start, so they hold no key already.
-        let first_lane = if before == NO_PART { at } else { usize::from(before) };
+        let has_after = after < n;
+        let has_before = before != NO_PART;
+        // No branch on whether the merged part is the piece's first or last: that follows
+        // no pattern a predictor learns (it was half the merger's mispredicts). A missing
+        // neighbour's lookup asks for the pair (0, 0) instead (one slot, always cached) and
+        // its key is then dropped.
+        let first_lane = select_unpredictable(has_before, usize::from(before), at);
         let (from, to) =
             (_mm256_set1_epi32(first_lane as i32 - 1), _mm256_set1_epi32(right as i32 + 1));
         let mut least = none;
@@ -89,22 +105,19 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
             least = _mm256_min_epi32(least, *k);
         }
         let kept = min_lane(least);
-        let at_key = if after < n {
-            prev[after] = at as u8;
-            // SAFETY: this function's caller promises AVX2.
-            pack::<N>(unsafe { vocab.join_parts_avx2(rank, token[after]) }, at)
-        } else {
-            i32::MAX
-        };
-        let before_key = if before != NO_PART {
-            // SAFETY: as above.
-            pack::<N>(
-                unsafe { vocab.join_parts_avx2(token[before as usize], rank) },
-                before as usize,
-            )
-        } else {
-            i32::MAX
-        };
+        // The last part's `prev` is rewritten with its own value when nothing follows.
+        prev[select_unpredictable(has_after, after, at) & (N - 1)] =
+            select_unpredictable(has_after, at as u8, before);
+        let after_token = select_unpredictable(has_after, token[after & (N - 1)], 0);
+        let joined = join(select_unpredictable(has_after, rank, 0), after_token);
+        let at_key = select_unpredictable(has_after, key_at::<N>(joined, at), i32::MAX);
+        let before_token = token[usize::from(before) & (N - 1)];
+        let joined = join(
+            select_unpredictable(has_before, before_token, 0),
+            select_unpredictable(has_before, rank, 0),
+        );
+        let before_key =
+            select_unpredictable(has_before, key_at::<N>(joined, usize::from(before)), i32::MAX);
         best = kept.min(at_key).min(before_key);
         let (at_lane, before_lane) =
             (_mm256_set1_epi32(at as i32), _mm256_set1_epi32(i32::from(before)));
