@@ -110,7 +110,7 @@ pub(super) fn merge_by_levels(vocab: &Vocab, piece: &[u8], out: &mut Vec<Rank>) 
     loop {
         let swept = sweep.get(taken).map(|&at| key(pending.current.unwrap_or(0), at));
         let packed = match (pending.urgent.peek(), swept) {
-            (Some(&Reverse(u)), s) if !s.is_some_and(|s| s <= u) => {
+            (Some(&Reverse(u)), s) if s.is_none_or(|s| s > u) => {
                 pending.urgent.pop();
                 u
             }
@@ -175,7 +175,7 @@ mod tests {
                     0 => vec![alphabet[next() % alphabet.len()]; len],
                     1 => {
                         let (x, y) = (alphabet[next() % 5], alphabet[next() % 5]);
-                        (0..len).map(|_| if next() % 4 == 0 { y } else { x }).collect()
+                        (0..len).map(|_| if next().is_multiple_of(4) { y } else { x }).collect()
                     }
                     _ => (0..len).map(|_| alphabet[next() % alphabet.len()]).collect(),
                 };

@@ -367,7 +367,7 @@ mod tests {
             };
             for _ in 0..80 {
                 let len = 1 + next() % 40;
-                let piece: Vec<u8> = if next() % 4 == 0 {
+                let piece: Vec<u8> = if next().is_multiple_of(4) {
                     (0..len * 2).map(|_| alphabet[next() % alphabet.len()]).collect()
                 } else {
                     (0..len).flat_map(|_| letters[next() % letters.len()].bytes()).collect()

@@ -249,7 +249,7 @@ mod tests {
                         state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     // Mostly members of some set, now and then any byte.
                     let r = (state >> 33) as u8;
-                    if r % 8 == 0 {
+                    if r.is_multiple_of(8) {
                         r
                     } else {
                         b"aZq 0\t\n'.,"[(r as usize / 8) % 10]

@@ -333,7 +333,7 @@ mod tests {
                 // A 64-bit LCG is plenty for picking characters.
                 state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                 let r = (state >> 33) as usize;
-                if r % 10 == 0 {
+                if r.is_multiple_of(10) {
                     OTHER[(r / 10) % OTHER.len()]
                 } else {
                     ASCII[(r / 10) % ASCII.len()] as char

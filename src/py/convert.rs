@@ -106,7 +106,7 @@ pub(super) fn unpacked_ids(
             "packed ids are 1, 2, 4 or 8 bytes each, not {itemsize}"
         )));
     }
-    if data.len() % itemsize != 0 {
+    if !data.len().is_multiple_of(itemsize) {
         return Err(PyValueError::new_err(format!(
             "packed ids: {} bytes are not a whole number of {itemsize}-byte integers",
             data.len()

@@ -389,10 +389,10 @@ mod tests {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let r = seed >> 20;
             let mut pair = ((r % 7) as u32 * 1000, ((r >> 8) % 3000) as u32);
-            if step >= wide_from && big == Big::Token && r % 5 == 0 {
+            if step >= wide_from && big == Big::Token && r.is_multiple_of(5) {
                 pair.1 += 1 << TOKEN_BITS;
             }
-            if r % 3 == 0 {
+            if r.is_multiple_of(3) {
                 assert_eq!(table.remove(pair), want.remove(&pair), "step {step}");
             } else {
                 let id = table.get_or_insert(pair, || {
