@@ -47,10 +47,19 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
     // no test of the answer, which would be a branch no predictor learns).
     let no_rank = (i32::MAX as u32) >> shift;
     let no_key = key_at::<N>(no_rank, 0);
-    // SAFETY (both lookups): this function's caller promises AVX2.
-    let join = |left, right| unsafe { vocab.join_parts_avx2(left, right, no_rank) };
-    let mut parts =
-        Unmerged::<N>::new(vocab, piece, |left, right, at| key_at::<N>(join(left, right), at));
+    // SAFETY: this function's caller promises AVX2.
+    let join =
+        |left, right, at| key_at::<N>(unsafe { vocab.join_parts_avx2(left, right, no_rank) }, at);
+    // The key of a merged part with a neighbour, if it has one, without a branch on
+    // whether it has (the part is the piece's first or last in no order a predictor
+    // learns): a missing neighbour's lookup asks for the pair (0, 0) instead (one slot,
+    // always cached) and its key is dropped.
+    let neighbour_key = |has: bool, left, right, at| {
+        let (left, right) =
+            (select_unpredictable(has, left, 0), select_unpredictable(has, right, 0));
+        select_unpredictable(has, join(left, right, at), i32::MAX)
+    };
+    let mut parts = Unmerged::<N>::new(vocab, piece, join);
     let Unmerged { token, next, prev, key: first } = &mut parts;
     let none = _mm256_set1_epi32(i32::MAX);
     let mut keys = [none; MAX_VECTORS];
@@ -85,15 +94,10 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
         let before = prev[at];
         token[at] = rank;
         next[at] = after as u8;
+        let (has_after, has_before) = (after < n, before != NO_PART);
         // The keys that stay, while the lookups below are in flight: every lane from the
         // left neighbour (or `at`) to `right` leaves the minimum. Those between them are
         // no part's start, so they hold no key already.
-        let has_after = after < n;
-        let has_before = before != NO_PART;
-        // No branch on whether the merged part is the piece's first or last: that follows
-        // no pattern a predictor learns (it was half the merger's mispredicts). A missing
-        // neighbour's lookup asks for the pair (0, 0) instead (one slot, always cached) and
-        // its key is then dropped.
         let first_lane = select_unpredictable(has_before, usize::from(before), at);
         let (from, to) =
             (_mm256_set1_epi32(first_lane as i32 - 1), _mm256_set1_epi32(right as i32 + 1));
@@ -108,19 +112,13 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
         // The last part's `prev` is rewritten with its own value when nothing follows.
         prev[select_unpredictable(has_after, after, at) & (N - 1)] =
             select_unpredictable(has_after, at as u8, before);
-        let after_token = select_unpredictable(has_after, token[after & (N - 1)], 0);
-        let joined = join(select_unpredictable(has_after, rank, 0), after_token);
-        let at_key = select_unpredictable(has_after, key_at::<N>(joined, at), i32::MAX);
-        let before_token = token[usize::from(before) & (N - 1)];
-        let joined = join(
-            select_unpredictable(has_before, before_token, 0),
-            select_unpredictable(has_before, rank, 0),
-        );
-        let before_key =
-            select_unpredictable(has_before, key_at::<N>(joined, usize::from(before)), i32::MAX);
+        // The masks keep both reads inside the arrays; a missing neighbour's is dropped.
+        let at_key = neighbour_key(has_after, rank, token[after & (N - 1)], at);
+        let before = usize::from(before);
+        let before_key = neighbour_key(has_before, token[before & (N - 1)], rank, before);
         best = kept.min(at_key).min(before_key);
         let (at_lane, before_lane) =
-            (_mm256_set1_epi32(at as i32), _mm256_set1_epi32(i32::from(before)));
+            (_mm256_set1_epi32(at as i32), _mm256_set1_epi32(before as i32));
         let (at_key, before_key) = (_mm256_set1_epi32(at_key), _mm256_set1_epi32(before_key));
         for (k, &lane) in keys.iter_mut().zip(&lanes).take(vectors) {
             *k = _mm256_blendv_epi8(*k, at_key, _mm256_cmpeq_epi32(lane, at_lane));
