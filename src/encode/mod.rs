@@ -195,30 +195,59 @@ mod tests {
     fn scan_levels_and_bytes_agree() {
         let v = vocab(&[b"ab", b"bc", b"abc", b"aa", b"aaaa", b"cab", b"bca", b"aaa"]);
         for piece in [&b"abcabcaab"[..], b"aaaaaaaaaab", b"cabcabcab", b"bcbcbcab", b"aaaaaaa"] {
-            let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
-            merge_by_scan::<LONG_PIECE>(&v, piece, &mut a);
-            merge_by_levels(&v, piece, &mut b);
-            merge_by_scan::<32>(&v, piece, &mut c);
-            // Dispatching (AVX2 where the CPU has it) and the code for any CPU.
-            let mins: [(Merger, Merger); 5] = [
-                (merge_by_min::<8>, merge_by_min_portable::<8>),
-                (merge_by_min::<16>, merge_by_min_portable::<16>),
-                (merge_by_min::<32>, merge_by_min_portable::<32>),
-                (merge_by_min::<64>, merge_by_min_portable::<64>),
-                (merge_by_min::<LONG_PIECE>, merge_by_min_portable::<LONG_PIECE>),
-            ];
-            for (limit, (min, portable)) in [8, 16, 32, 64, LONG_PIECE].into_iter().zip(mins) {
-                if piece.len() <= limit {
-                    let (mut d, mut e) = (Vec::new(), Vec::new());
-                    min(&v, piece, &mut d);
-                    portable(&v, piece, &mut e);
-                    assert_eq!(d, a, "{limit}: {:?}", String::from_utf8_lossy(piece));
-                    assert_eq!(e, a, "{limit}: {:?}", String::from_utf8_lossy(piece));
-                }
+            assert_mergers_agree(&v, piece);
+        }
+    }
+
+    /// The same on a vocabulary large enough for the perfect pair table, with pieces of
+    /// every merger's lengths (and the long pieces' merger).
+    #[test]
+    fn mergers_agree_over_a_perfect_pair_table() {
+        let v = random_vocab(7, b"abcdefgh ", 20_000, 24);
+        assert!(
+            matches!(v.joins(), crate::vocab::Joins::Perfect(_)),
+            "a perfect table: {}",
+            v.len()
+        );
+        let mut next = lcg(8);
+        for len in (1..=140).chain([200, 300]) {
+            let piece: Vec<u8> = (0..len).map(|_| b"abcdefgh "[next() % 9]).collect();
+            assert_mergers_agree(&v, &piece);
+        }
+    }
+
+    /// Every merger that takes `piece` gives `by_bytes`'s tokens.
+    fn assert_mergers_agree(v: &Vocab, piece: &[u8]) {
+        let show = String::from_utf8_lossy(piece);
+        let want = by_bytes(v, piece);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        merge_by_levels(v, piece, &mut a);
+        assert_eq!(a, want, "levels: {show:?}");
+        if piece.len() <= LONG_PIECE {
+            merge_by_scan::<LONG_PIECE>(v, piece, &mut b);
+            assert_eq!(b, want, "scan: {show:?}");
+        }
+        if piece.len() <= 32 {
+            b.clear();
+            merge_by_scan::<32>(v, piece, &mut b);
+            assert_eq!(b, want, "scan 32: {show:?}");
+        }
+        // Dispatching (AVX2 where the CPU has it) and the code for any CPU.
+        let mins: [(Merger, Merger); 5] = [
+            (merge_by_min::<8>, merge_by_min_portable::<8>),
+            (merge_by_min::<16>, merge_by_min_portable::<16>),
+            (merge_by_min::<32>, merge_by_min_portable::<32>),
+            (merge_by_min::<64>, merge_by_min_portable::<64>),
+            (merge_by_min::<LONG_PIECE>, merge_by_min_portable::<LONG_PIECE>),
+        ];
+        for (limit, (min, portable)) in [8, 16, 32, 64, LONG_PIECE].into_iter().zip(mins) {
+            if piece.len() <= limit {
+                let (mut d, mut e) = (Vec::new(), Vec::new());
+                min(v, piece, &mut d);
+                portable(v, piece, &mut e);
+                assert_eq!(d, want, "{limit}: {show:?}");
+                assert_eq!(e, want, "{limit}, portable: {show:?}");
             }
-            assert_eq!(a, by_bytes(&v, piece), "{:?}", String::from_utf8_lossy(piece));
-            assert_eq!(b, a, "{:?}", String::from_utf8_lossy(piece));
-            assert_eq!(c, a, "{:?}", String::from_utf8_lossy(piece));
         }
     }
 
@@ -240,12 +269,13 @@ mod tests {
         let usable: Vec<usize> = alphabet.iter().map(|&b| b as usize).collect();
         let mut usable = usable;
         let mut records = Vec::new();
+        let mut known: std::collections::HashSet<Vec<u8>> = tokens.iter().cloned().collect();
         let mut tries = 0;
         while records.len() < merges && tries < 100 * merges {
             tries += 1;
             let (l, r) = (usable[next() % usable.len()], usable[next() % usable.len()]);
             let joined = [tokens[l].as_slice(), &tokens[r]].concat();
-            if joined.len() > max_len || tokens.contains(&joined) {
+            if joined.len() > max_len || !known.insert(joined.clone()) {
                 continue;
             }
             let token = tokens.len() as Rank;

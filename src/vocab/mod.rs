@@ -4,17 +4,19 @@
 mod canonical;
 mod chars;
 mod growth;
+mod joins;
 mod lookup;
 mod pairs;
+mod perfect;
 mod splits;
 
 #[cfg(test)]
 pub(crate) use canonical::CHECKED as CHECKED_SPLIT_LEN;
 use chars::CharParts;
 pub use growth::{next_free, Growth, Joined, TokenBytes};
+pub(crate) use joins::Joins;
 use lookup::TokenLookup;
 pub use lookup::{hash as hash_bytes, PieceKey};
-use pairs::PairTable;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -59,8 +61,8 @@ pub struct Vocab {
     lookup: TokenLookup,
     /// (left, right) -> the token they join into, for each token's canonical split (the
     /// one merging can take, `canonical.rs`). Encoding joins parts through this instead of
-    /// hashing their bytes.
-    pairs: PairTable,
+    /// hashing their bytes. In 4-byte slots when the ids allow (`joins.rs`).
+    pairs: Joins,
     /// The id of each single byte.
     bytes: [Rank; 256],
     /// `pairs` for two single bytes, by `first << 8 | second` (`NO_JOIN`: none): every
@@ -167,6 +169,7 @@ impl Vocab {
             .map(|ab| pairs.get(bytes[ab >> 8], bytes[ab & 0xFF]).unwrap_or(NO_JOIN))
             .collect();
         let chars = CharParts::new(&tokens, &bytes, &pairs);
+        let pairs = Joins::new(pairs, tokens.len());
         let holes = tokens.iter().filter(|t| t.is_empty()).count();
         // Ids from 1, so 0 never names a vocabulary.
         static NEXT_IDENTITY: AtomicU64 = AtomicU64::new(1);
@@ -270,16 +273,10 @@ impl Vocab {
         self.pairs.get_below_bound(left, right)
     }
 
-    /// [`Self::join_parts`] as a rank, `none` for none, picked without branches
-    /// (`PairTable::join_avx2`).
-    ///
-    /// Safety: the CPU must have AVX2.
-    #[target_feature(enable = "avx2")]
+    /// The pair table itself, for a merger that picks its lookup once per piece.
     #[inline]
-    #[cfg(target_arch = "x86_64")]
-    pub(crate) unsafe fn join_parts_avx2(&self, left: Rank, right: Rank, none: Rank) -> Rank {
-        // SAFETY: the caller's promise of AVX2.
-        unsafe { self.pairs.join_avx2(left, right, none) }
+    pub(crate) fn joins(&self) -> &Joins {
+        &self.pairs
     }
 
     /// [`Self::join_parts`] of two single bytes' tokens, read directly; `NO_JOIN`: none.

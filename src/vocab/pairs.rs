@@ -94,6 +94,11 @@ impl PairTable {
         self.slots.len() - PAD
     }
 
+    /// The bytes the table takes.
+    pub(super) fn bytes(&self) -> usize {
+        self.slots.len() * 8 + self.ids.len() * 4
+    }
+
     #[inline]
     fn is_compact(&self) -> bool {
         self.ids.is_empty()
@@ -295,7 +300,7 @@ impl PairTable {
 /// which tests the answer next; the asm is opaque to that.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn found_or(hits: i32, id: u32, none: u32) -> u32 {
+pub(super) fn found_or(hits: i32, id: u32, none: u32) -> u32 {
     let mut answer = id;
     // SAFETY: a test and a conditional move between registers; no memory, no stack.
     unsafe {
@@ -309,6 +314,13 @@ fn found_or(hits: i32, id: u32, none: u32) -> u32 {
         );
     }
     answer
+}
+
+/// [`found_or`] elsewhere: a select, which the compiler may make a branch.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub(super) fn found_or(hits: i32, id: u32, none: u32) -> u32 {
+    std::hint::select_unpredictable(hits != 0, id, none)
 }
 
 #[cfg(test)]

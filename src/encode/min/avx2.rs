@@ -21,7 +21,7 @@ use std::hint::select_unpredictable;
 
 use super::{key_at, Unmerged, NO_PART};
 use crate::encode::push_parts;
-use crate::vocab::Vocab;
+use crate::vocab::{Joins, Vocab};
 use crate::Rank;
 
 /// Vectors of 8 keys for the longest piece taken here (64 bytes).
@@ -37,6 +37,26 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
     piece: &[u8],
     out: &mut Vec<Rank>,
 ) {
+    // The table's layout is picked once a piece, so that each lookup in the loop is
+    // inlined for the one layout (both in one closure made it a call).
+    match vocab.joins() {
+        Joins::Perfect(t) => merge_with::<N>(vocab, piece, out, |l, r, none| t.join(l, r, none)),
+        // SAFETY: this function's caller promises AVX2.
+        Joins::Hashed(t) => {
+            merge_with::<N>(vocab, piece, out, |l, r, none| unsafe { t.join_avx2(l, r, none) })
+        }
+    }
+}
+
+/// [`merge_by_min_in_registers`] with `join_rank(left, right, none)`: the rank of
+/// (left, right)'s joined token, or `none`.
+#[target_feature(enable = "avx2")]
+fn merge_with<const N: usize>(
+    vocab: &Vocab,
+    piece: &[u8],
+    out: &mut Vec<Rank>,
+    join_rank: impl Fn(Rank, Rank, Rank) -> Rank,
+) {
     let n = piece.len();
     assert!(n <= N && matches!(N, 8 | 16 | 32 | 64), "pieces of at most N <= 64 bytes");
     // The vectors the piece's keys take (the rest would hold no key).
@@ -47,9 +67,7 @@ pub(super) unsafe fn merge_by_min_in_registers<const N: usize>(
     // no test of the answer, which would be a branch no predictor learns).
     let no_rank = (i32::MAX as u32) >> shift;
     let no_key = key_at::<N>(no_rank, 0);
-    // SAFETY: this function's caller promises AVX2.
-    let join =
-        |left, right, at| key_at::<N>(unsafe { vocab.join_parts_avx2(left, right, no_rank) }, at);
+    let join = |left, right, at| key_at::<N>(join_rank(left, right, no_rank), at);
     // The key of a merged part with a neighbour, if it has one, without a branch on
     // whether it has (the part is the piece's first or last in no order a predictor
     // learns): a missing neighbour's lookup asks for the pair (0, 0) instead (one slot,
