@@ -114,8 +114,8 @@ mod tests {
 
     /// Pieces encoded a batch at a time give the ids of encoding them one by one, for
     /// every count of pieces around the batch's size, pieces of every length class (one
-    /// or two bytes, whole tokens, merged ones, past the cache's limit), and a cache
-    /// that holds some of them already.
+    /// or two bytes, whole tokens, merged ones, past the cache's limit), through a cache
+    /// that holds them all already and through an empty one.
     #[test]
     fn batches_encode_as_pieces_one_by_one() {
         let v = random_vocab(11, b"abcd", 300, 12);
@@ -140,18 +140,23 @@ mod tests {
             for &piece in &pieces {
                 encode_piece_cached(&v, piece, &mut one_by_one, &mut cache);
             }
-            let mut batched = Vec::new();
-            let mut batch = PieceBatch::new(&text);
-            for &piece in &pieces {
-                batch.push(piece, &v, &mut batched, &mut cache);
-            }
-            batch.flush(&v, &mut batched, &mut cache);
             let mut reference = Vec::new();
             for &piece in &pieces {
                 encode_piece(&v, piece, &mut reference);
             }
-            assert_eq!(batched, reference, "{count} pieces");
             assert_eq!(one_by_one, reference, "{count} pieces");
+            // Through the cache that holds them all, then through an empty one (the
+            // thread's is in use, so this one starts empty), where every piece is merged.
+            let fresh = PieceCache::of_thread();
+            for mut cache in [cache, fresh] {
+                let mut batched = Vec::new();
+                let mut batch = PieceBatch::new(&text);
+                for &piece in &pieces {
+                    batch.push(piece, &v, &mut batched, &mut cache);
+                }
+                batch.flush(&v, &mut batched, &mut cache);
+                assert_eq!(batched, reference, "{count} pieces");
+            }
         }
     }
 }
