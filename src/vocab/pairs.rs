@@ -300,7 +300,7 @@ impl PairTable {
 /// which tests the answer next; the asm is opaque to that.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(super) fn found_or(hits: i32, id: u32, none: u32) -> u32 {
+fn found_or(hits: i32, id: u32, none: u32) -> u32 {
     let mut answer = id;
     // SAFETY: a test and a conditional move between registers; no memory, no stack.
     unsafe {
@@ -316,11 +316,31 @@ pub(super) fn found_or(hits: i32, id: u32, none: u32) -> u32 {
     answer
 }
 
-/// [`found_or`] elsewhere: a select, which the compiler may make a branch.
+/// `value` when it is at most `limit`, else `none`, by a conditional move (as
+/// [`found_or`], for the same reason).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(super) fn at_most_or(value: u32, limit: u32, none: u32) -> u32 {
+    let mut answer = value;
+    // SAFETY: a compare and a conditional move between registers; no memory, no stack.
+    unsafe {
+        std::arch::asm!(
+            "cmp {answer:e}, {limit:e}",
+            "cmova {answer:e}, {none:e}",
+            limit = in(reg) limit,
+            answer = inout(reg) answer,
+            none = in(reg) none,
+            options(pure, nomem, nostack),
+        );
+    }
+    answer
+}
+
+/// [`at_most_or`] elsewhere: a select, which the compiler may make a branch.
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-pub(super) fn found_or(hits: i32, id: u32, none: u32) -> u32 {
-    std::hint::select_unpredictable(hits != 0, id, none)
+pub(super) fn at_most_or(value: u32, limit: u32, none: u32) -> u32 {
+    std::hint::select_unpredictable(value <= limit, value, none)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 //!   half full (a vocabulary has no more pairs than ids);
 //! - the top bits of `h` pick a bucket (8 keys at most on average), whose displacement `d` is chosen
 //!   at build so that each of its keys has a free slot of its own at `slot(h, d)`: `h`'s
-//!   low S bits plus `d`, xored with a function of `h >> S`;
+//!   low S bits plus `d`, xored with `h >> S`'s bits;
 //! - a slot holds a taken bit, `h >> S` (31 - I bits) and the id: one 32-bit word.
 //!
 //! A lookup reads the bucket's displacement (8 or 16 KiB of them, mostly in L1) and one slot,
@@ -25,9 +25,6 @@ const MIN_ID_BITS: u32 = 15;
 
 /// Odd, so multiplying by it is a bijection of 32 bits.
 const MIX: u32 = 0x9E37_79B1;
-
-/// Odd, for the bijection of `h`'s high bits that a slot is xored with.
-const SPREAD: u32 = 0x2545_F491;
 
 /// Buckets are this power of two fewer than the slots: at most 8 keys a bucket on
 /// average, as the table is at most half full.
@@ -106,15 +103,13 @@ impl PerfectPairs {
     }
 
     /// The slot of the key of mix `h` in a bucket of displacement `d`: `h`'s low S bits
-    /// moved by `d`, xored with a bijection of its high bits, so that two keys of a bucket
-    /// with the same low bits still take two slots (and keys with the same high bits take
-    /// two slots whatever `d`). The slot and the high bits give `h` back.
+    /// moved by `d`, xored with its high bits, so that two keys of a bucket with the same
+    /// low bits still take two slots (and keys with the same high bits take two slots
+    /// whatever `d`). The slot and the high bits give `h` back.
     #[inline(always)]
     fn slot(&self, h: u32, d: u16) -> u32 {
-        // The high bits, shifted down by 16 (S >= 16), are below 2^S, so their multiple
-        // modulo 2^S is a bijection of them.
-        let high = ((h & !self.slot_mask) >> 16).wrapping_mul(SPREAD);
-        (h.wrapping_add(u32::from(d)) ^ high) & self.slot_mask
+        // The high bits shifted down by 16 (S >= 16): below 2^S, one value for each.
+        (h.wrapping_add(u32::from(d)) ^ (h & !self.slot_mask) >> 16) & self.slot_mask
     }
 
     /// The bits above a slot's id for the key of mix `h`: taken, and `h >> S` (`S = I + 1`).
@@ -149,8 +144,8 @@ impl PerfectPairs {
         let d = unsafe { *self.shifts.get_unchecked((h >> self.bucket_shift) as usize) };
         // SAFETY: a slot is masked to the 2^S slots.
         let word = unsafe { *self.slots.get_unchecked(self.slot(h, d) as usize) };
-        let found = (word & !self.id_mask == self.tag(h)) as i32;
-        super::pairs::found_or(found, word & self.id_mask, none)
+        // The pair's slot holds its tag above its id: with the tag taken away, only the id.
+        super::pairs::at_most_or(word ^ self.tag(h), self.id_mask, none)
     }
 }
 
