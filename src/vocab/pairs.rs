@@ -294,46 +294,43 @@ impl PairTable {
     }
 }
 
-/// `id` when `hits` is not 0, else `none`, by a conditional move. Whether a pair is in the
-/// table follows no pattern a predictor learns, and LLVM turned a plain select of this
-/// (`select_unpredictable` too) back into a branch once it was inlined into the merger,
-/// which tests the answer next; the asm is opaque to that.
+/// `$answer`, or `$none` where the flags that `$test` (of `{x}` and maybe `{answer}`)
+/// sets make `$cmov` move it, between registers. Whether a pair is in the table follows
+/// no pattern a predictor learns, and LLVM turned every plain select of a lookup's
+/// answer (`select_unpredictable` too) back into a branch once it was inlined into the
+/// merger, which tests the answer next; the asm is opaque to that.
+#[cfg(target_arch = "x86_64")]
+macro_rules! conditional_move {
+    ($test:literal, $x:expr, $cmov:literal, $answer:expr, $none:expr) => {{
+        let mut answer: u32 = $answer;
+        // SAFETY: a test or compare and a conditional move between registers; no memory,
+        // no stack.
+        unsafe {
+            std::arch::asm!(
+                $test,
+                concat!($cmov, " {answer:e}, {none:e}"),
+                x = in(reg) $x,
+                answer = inout(reg) answer,
+                none = in(reg) $none,
+                options(pure, nomem, nostack),
+            );
+        }
+        answer
+    }};
+}
+
+/// `id` when `hits` is not 0, else `none`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn found_or(hits: i32, id: u32, none: u32) -> u32 {
-    let mut answer = id;
-    // SAFETY: a test and a conditional move between registers; no memory, no stack.
-    unsafe {
-        std::arch::asm!(
-            "test {hits:e}, {hits:e}",
-            "cmovz {answer:e}, {none:e}",
-            hits = in(reg) hits,
-            answer = inout(reg) answer,
-            none = in(reg) none,
-            options(pure, nomem, nostack),
-        );
-    }
-    answer
+    conditional_move!("test {x:e}, {x:e}", hits, "cmovz", id, none)
 }
 
-/// `value` when it is at most `limit`, else `none`, by a conditional move (as
-/// [`found_or`], for the same reason).
+/// `value` when it is at most `limit`, else `none`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub(super) fn at_most_or(value: u32, limit: u32, none: u32) -> u32 {
-    let mut answer = value;
-    // SAFETY: a compare and a conditional move between registers; no memory, no stack.
-    unsafe {
-        std::arch::asm!(
-            "cmp {answer:e}, {limit:e}",
-            "cmova {answer:e}, {none:e}",
-            limit = in(reg) limit,
-            answer = inout(reg) answer,
-            none = in(reg) none,
-            options(pure, nomem, nostack),
-        );
-    }
-    answer
+    conditional_move!("cmp {answer:e}, {x:e}", limit, "cmova", value, none)
 }
 
 /// [`at_most_or`] elsewhere: a select, which the compiler may make a branch.
