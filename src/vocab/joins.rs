@@ -15,8 +15,8 @@ pub enum Joins {
 
 impl Joins {
     /// The pairs of `table`, every id below `id_bound`: as a perfect hash when that is
-    /// smaller (more than 16,384 pairs and at most 2^16 ids: 256 or 512 KiB where the
-    /// hashed table takes 512 KiB or 1 MiB; with fewer pairs the hashed table is as small).
+    /// smaller (more than 16,384 pairs and at most 2^16 ids: 264 or 528 KiB where the
+    /// hashed table takes 512 KiB or 1 MiB; with fewer pairs the hashed table is smaller).
     pub fn new(table: PairTable, id_bound: usize) -> Self {
         if PerfectPairs::bytes_for(id_bound).is_some_and(|bytes| bytes < table.bytes()) {
             if let Some(perfect) = PerfectPairs::build(&table.entries(), id_bound) {

@@ -8,19 +8,19 @@
 //!   `h` of 32 bits;
 //! - ids get `I` bits (15 or 16) and the table 2^S slots, `S = I + 1`, so it is at most
 //!   half full (a vocabulary has no more pairs than ids);
-//! - the top bits of `h` pick a bucket (8 keys at most on average), whose displacement `d` is chosen
-//!   at build so that each of its keys has a free slot of its own at `slot(h, d)`: `h`'s
-//!   low S bits plus `d`, xored with `h >> S`'s bits;
+//! - the top bits of `h` pick a bucket (8 keys at most on average), whose displacement
+//!   `d` is chosen at build so that each of its keys has a free slot of its own at
+//!   `slot(h, d)`: `h`'s low S bits plus `d`, xored with `h >> S`'s bits;
 //! - a slot holds a taken bit, `h >> S` (31 - I bits) and the id: one 32-bit word.
 //!
-//! A lookup reads the bucket's displacement (8 or 16 KiB of them, mostly in L1) and one slot,
-//! with no branch. It is exact with no key stored: a slot and the `h >> S` it holds give
-//! `h` back (the bucket is in `h >> S`, so `d` is known, and the low bits are the slot
-//! undone), and `h` is a bijection, so a slot holding this pair's `h >> S` holds this
-//! pair. A free slot (taken bit 0) matches no pair.
+//! A lookup reads the bucket's displacement (8 or 16 KiB of them, mostly in L1) and one
+//! slot, with no branch. It is exact with no key stored: a slot and the `h >> S` it holds
+//! give `h` back (the bucket is in `h >> S`, so `d` is known, and the low bits are the
+//! slot undone), and `h` is a bijection, so a slot holding this pair's `h >> S` holds
+//! this pair. A free slot (taken bit 0) matches no pair.
 
 /// The most bits an id may take here, and the fewest a table gives them.
-pub const MAX_ID_BITS: u32 = 16;
+const MAX_ID_BITS: u32 = 16;
 const MIN_ID_BITS: u32 = 15;
 
 /// Odd, so multiplying by it is a bijection of 32 bits.
@@ -152,7 +152,7 @@ impl PerfectPairs {
 /// The bits a table gives ids below `id_bound` (`I`): `h >> S` (31 - I bits with
 /// `S = I + 1`), the id and the taken bit fill one word.
 fn id_bits(id_bound: usize) -> Option<u32> {
-    let bits = (usize::BITS - id_bound.saturating_sub(1).leading_zeros()).max(MIN_ID_BITS);
+    let bits = id_bound.next_power_of_two().trailing_zeros().max(MIN_ID_BITS);
     (bits <= MAX_ID_BITS).then_some(bits)
 }
 
