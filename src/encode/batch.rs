@@ -75,9 +75,11 @@ impl<'t> PieceBatch<'t> {
         let pieces = &self.pieces[..self.len];
         let mut keys = [PieceKey::default(); BATCH];
         let bound = PieceKey::in_data_bound(self.data);
+        let slots = cache.slots_ahead();
         for (&piece, key) in pieces.iter().zip(&mut keys) {
             *key = PieceKey::in_data(self.data, piece, bound);
             vocab.prefetch_rank(key);
+            slots.prefetch(key);
         }
         for (&piece, key) in pieces.iter().zip(&keys) {
             encode_piece_keyed(vocab, piece, key, out, cache);

@@ -16,6 +16,7 @@
 
 use std::cell::Cell;
 
+use crate::prefetch::prefetch;
 use crate::vocab::{PieceKey, Vocab};
 use crate::Rank;
 
@@ -29,14 +30,19 @@ const SHORT: usize = 16;
 /// Ids kept in the slot itself.
 const INLINE_IDS: usize = 3;
 
-/// The slots of a thread's cache (32 bytes each: 128 KiB, well inside L2; 4 times as
-/// many merge 4% fewer pieces of fresh English text).
-const SLOTS: usize = 4096;
+/// The slots of a thread's cache at its first piece (32 bytes each: 128 KiB, inside L2).
+const FIRST_SLOTS: usize = 4096;
 
-/// Bytes or ids held in the side arrays before the cache starts afresh (the bytes and
-/// ids of slots that were overwritten stay until then): at most 1.3 MiB a thread with the
-/// slots.
-const DEFAULT_LIMIT: usize = 1 << 18;
+/// The most slots a cache grows to (2 MiB; their lines are asked for a batch ahead, see
+/// `PieceBatch`). Text of many distinct words misses a small cache over and over: on the
+/// held-out multilingual benchmark text, 4,096 slots miss 57% of the pieces they are
+/// asked for and 65,536 miss 42% (30% are a piece's first time).
+const MAX_SLOTS: usize = 1 << 16;
+
+/// Bytes (and, apart, ids) held in the side arrays before the slots that point there are
+/// emptied and the arrays start afresh: at most 1 MiB each beside the slots.
+const SIDE_BYTES: usize = 1 << 20;
+const SIDE_IDS: usize = 1 << 18;
 
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C, align(32))]
@@ -59,6 +65,51 @@ struct Store {
     slots: Vec<Slot>,
     bytes: Vec<u8>,
     ids: Vec<Rank>,
+    /// Pieces merged since the slots were made.
+    misses: usize,
+}
+
+impl Store {
+    /// `slots` empty slots and empty side arrays.
+    fn start(&mut self, slots: usize) {
+        self.slots = vec![Slot::default(); slots];
+        self.bytes.clear();
+        self.ids.clear();
+        self.misses = 0;
+    }
+
+    /// Empties the slots whose bytes or ids are in the side arrays, and the arrays; the
+    /// slots of short pieces of few ids (most of the frequent ones) stay.
+    fn drop_side(&mut self) {
+        for slot in &mut self.slots {
+            if usize::from(slot.len) > SHORT || usize::from(slot.n_ids) > INLINE_IDS {
+                *slot = Slot::default();
+            }
+        }
+        self.bytes.clear();
+        self.ids.clear();
+    }
+}
+
+/// Where a cache's slots are, to ask for the slot of a piece before it is looked up.
+pub struct SlotsAhead {
+    first: *const Slot,
+    mask: usize,
+}
+
+impl SlotsAhead {
+    /// Asks for the slot a piece of key `key` would be kept in (pieces of any length: a
+    /// test of the length cost more than fetching the lines of pieces never cached).
+    #[inline(always)]
+    pub fn prefetch(&self, key: &PieceKey) {
+        prefetch(self.first.wrapping_add((key.hash >> 40) as usize & self.mask));
+    }
+}
+
+/// The slot of a piece of key `key` among `slots` (a power of two, at most 2^24).
+#[inline(always)]
+fn slot_of(key: &PieceKey, slots: usize) -> usize {
+    (key.hash >> 40) as usize & (slots - 1)
 }
 
 thread_local! {
@@ -71,8 +122,11 @@ pub struct PieceCache {
     store: Store,
     /// The number of slots to make at the first piece.
     size: usize,
-    /// When `bytes` or `ids` would pass this, every slot is emptied.
-    limit: usize,
+    /// The most slots it grows to.
+    max_size: usize,
+    /// When `bytes` or `ids` would pass these, the slots that point into them are emptied.
+    side_bytes: usize,
+    side_ids: usize,
     /// Whether the store goes back to the thread when done.
     kept: bool,
     /// Pieces not found, for the tests.
@@ -87,19 +141,32 @@ impl PieceCache {
         let store = KEPT.try_with(Cell::take).ok().flatten().unwrap_or_default();
         Self {
             store,
-            size: SLOTS,
-            limit: DEFAULT_LIMIT,
+            size: FIRST_SLOTS,
+            max_size: MAX_SLOTS,
+            side_bytes: SIDE_BYTES,
+            side_ids: SIDE_IDS,
             kept: true,
             #[cfg(test)]
             misses: 0,
         }
     }
 
-    /// A cache of its own (not the thread's), for tests of collisions and fresh starts.
+    /// A cache of its own (not the thread's) of `size` slots growing to `max_size`, with
+    /// `limit` bytes and ids beside them, for tests of collisions, growth and fresh starts.
     #[cfg(test)]
-    fn with_size(size: usize, limit: usize) -> Self {
-        debug_assert!(size.is_power_of_two());
-        Self { store: Store::default(), size, limit, kept: false, misses: 0 }
+    fn with_size(size: usize, max_size: usize, limit: usize) -> Self {
+        debug_assert!(size.is_power_of_two() && max_size.is_power_of_two());
+        let store = Store::default();
+        Self { store, size, max_size, side_bytes: limit, side_ids: limit, kept: false, misses: 0 }
+    }
+
+    /// The slots as they are now, for asking for a batch's slots ahead of
+    /// [`Self::encode_parts`].
+    #[inline(always)]
+    pub fn slots_ahead(&self) -> SlotsAhead {
+        let slots = &self.store.slots;
+        // No slots yet: every piece asks for the first slot's address, which is harmless.
+        SlotsAhead { first: slots.as_ptr(), mask: slots.len().saturating_sub(1) }
     }
 
     /// Appends the tokens of `piece` (3 to [`MAX_CACHED`] bytes, not a whole token, `key`
@@ -116,12 +183,10 @@ impl PieceCache {
         debug_assert_eq!(*key, PieceKey::of(piece));
         let store = &mut self.store;
         if store.vocab != vocab.identity() || store.slots.is_empty() {
-            store.slots = vec![Slot::default(); self.size];
-            store.bytes.clear();
-            store.ids.clear();
+            store.start(self.size);
             store.vocab = vocab.identity();
         }
-        let at = (key.hash >> 40) as usize & (store.slots.len() - 1);
+        let at = slot_of(key, store.slots.len());
         let slot = &store.slots[at];
         let n = piece.len();
         if usize::from(slot.len) == n {
@@ -147,7 +212,15 @@ impl PieceCache {
         }
         let start = out.len();
         super::encode_piece_parts(vocab, piece, out);
-        self.insert(at, piece, key, &out[start..]);
+        let store = &mut self.store;
+        store.misses += 1;
+        if store.misses >= store.slots.len() && store.slots.len() < self.max_size {
+            // As many misses as slots since the last start: twice the slots, afresh.
+            store.start(2 * store.slots.len());
+            self.insert(slot_of(key, self.store.slots.len()), piece, key, &out[start..]);
+        } else {
+            self.insert(at, piece, key, &out[start..]);
+        }
     }
 
     /// Keeps `piece`'s `new` ids in slot `at`.
@@ -161,10 +234,10 @@ impl PieceCache {
             if piece.len() > SHORT { piece.len() } else { 0 },
             if new.len() > INLINE_IDS { new.len() } else { 0 },
         );
-        if store.bytes.len() + side_bytes > self.limit || store.ids.len() + side_ids > self.limit {
-            store.slots.fill(Slot::default());
-            store.bytes.clear();
-            store.ids.clear();
+        if store.bytes.len() + side_bytes > self.side_bytes
+            || store.ids.len() + side_ids > self.side_ids
+        {
+            store.drop_side();
         }
         let mut slot =
             Slot { words: key.words, ids: [0; INLINE_IDS], len: piece.len() as u8, n_ids: 0 };
@@ -231,8 +304,9 @@ mod tests {
         assert!(whole > 100 && many > 100, "{whole} tokens, {many} of many ids");
         let mut caches = [
             PieceCache::of_thread(),
-            PieceCache::with_size(1, DEFAULT_LIMIT),
-            PieceCache::with_size(2, 100),
+            PieceCache::with_size(1, 1, SIDE_IDS),
+            PieceCache::with_size(2, 2, 100),
+            PieceCache::with_size(1, 64, 100),
         ];
         let before = caches[0].misses;
         for _ in 0..20_000 {
@@ -249,6 +323,44 @@ mod tests {
         // once; the small ones miss more and still hit.
         assert!(misses[0] < 2_000, "misses: {misses:?}");
         assert!(misses[1] < 20_000 && misses[2] < 20_000, "misses: {misses:?}");
+        // The one that grows reached its most slots, and missed less than the fixed ones.
+        assert_eq!(caches[3].store.slots.len(), 64);
+        assert!(caches[3].misses < misses[1].min(misses[2]), "{} misses", caches[3].misses);
+    }
+
+    /// Side arrays filled past their limit empty only the slots that point into them: a
+    /// short piece of few ids stays found, the long ones merge again, every id exact.
+    #[test]
+    fn full_side_arrays_keep_the_short_pieces() {
+        let v = random_vocab(9, b"abc", 200, 8);
+        let mut next = lcg(3);
+        let mut draw = |len: usize| -> Vec<u8> { (0..len).map(|_| b"abc"[next() % 3]).collect() };
+        let ids = |p: &[u8]| uncached(&v, p);
+        let short = std::iter::repeat_with(|| draw(5))
+            .find(|p| v.rank(p).is_none() && ids(p).len() <= INLINE_IDS)
+            .unwrap();
+        let home = slot_of(&PieceKey::of(&short), 64);
+        let longs: Vec<Vec<u8>> = std::iter::repeat_with(|| draw(20))
+            .filter(|p| slot_of(&PieceKey::of(p), 64) != home)
+            .take(6)
+            .collect();
+        let mut cache = PieceCache::with_size(64, 64, 50);
+        let encode = |cache: &mut PieceCache, p: &[u8]| {
+            let mut got = Vec::new();
+            encode_piece_cached(&v, p, &mut got, cache);
+            assert_eq!(got, ids(p), "{:?}", String::from_utf8_lossy(p));
+        };
+        encode(&mut cache, &short);
+        for long in &longs {
+            encode(&mut cache, long);
+        }
+        // 120 bytes of long pieces passed the limit of 50 twice.
+        assert!(cache.store.bytes.len() < 50, "the side bytes started afresh");
+        let misses = cache.misses;
+        encode(&mut cache, &short);
+        assert_eq!(cache.misses, misses, "the short piece is still held");
+        encode(&mut cache, &longs[0]);
+        assert_eq!(cache.misses, misses + 1, "the first long piece was let go");
     }
 
     /// Pieces that differ from each other in one byte only, at every position and every
@@ -256,7 +368,7 @@ mod tests {
     #[test]
     fn pieces_one_byte_apart_share_no_slot() {
         let v = random_vocab(2, b"ab\0\xff", 300, 20);
-        let mut cache = PieceCache::with_size(1, DEFAULT_LIMIT);
+        let mut cache = PieceCache::with_size(1, 1, SIDE_IDS);
         for len in 3..=40 {
             let piece: Vec<u8> = (0..len).map(|i| b"ab\0\xff"[i * 7 % 4]).collect();
             for at in 0..len {
@@ -279,7 +391,7 @@ mod tests {
     fn whole_tokens_of_every_length() {
         let v = random_vocab(5, &(0..=255u8).collect::<Vec<u8>>(), 3000, 40);
         assert!((3..=40).all(|n| v.tokens().iter().any(|t| t.len() == n)), "every length");
-        let mut cache = PieceCache::with_size(64, DEFAULT_LIMIT);
+        let mut cache = PieceCache::with_size(64, 64, SIDE_IDS);
         for _ in 0..2 {
             for (id, t) in v.tokens().iter().enumerate().filter(|(_, t)| t.len() >= 3) {
                 let mut got = Vec::new();
