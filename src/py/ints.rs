@@ -15,7 +15,11 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PyString};
 
+use crate::prefetch::prefetch;
 use crate::Rank;
+
+/// How many ids ahead of the one being listed its int is asked for.
+const AHEAD: usize = 16;
 
 /// A reference count at or above this marks an immortal object (3.12 and 3.13 give them
 /// 2^32 - 1, 3.14 3 * 2^30; no mortal int is shared that widely).
@@ -62,6 +66,12 @@ impl IdInts {
             let items =
                 if self.items_in_place { items_at(list.as_ptr()) } else { std::ptr::null_mut() };
             for (i, &id) in ids.iter().enumerate() {
+                // The int a few ids on is asked for now: its count is written below, and
+                // the ints of a large vocabulary (32 bytes each) outgrow the caches, so
+                // that write waited on memory most of the time (perf) when done unasked.
+                if let Some(int) = ids.get(i + AHEAD).and_then(|&on| self.ints.get(on as usize)) {
+                    prefetch(int.as_ptr());
+                }
                 let at = id as usize;
                 let int = match self.ints.get(at) {
                     Some(int) if at >= self.counted_in_place_from => {
