@@ -66,7 +66,7 @@ struct Store {
     bytes: Vec<u8>,
     ids: Vec<Rank>,
     /// Pieces merged since the slots were made.
-    misses: usize,
+    merged: usize,
 }
 
 impl Store {
@@ -75,7 +75,7 @@ impl Store {
         self.slots = vec![Slot::default(); slots];
         self.bytes.clear();
         self.ids.clear();
-        self.misses = 0;
+        self.merged = 0;
     }
 
     /// Empties the slots whose bytes or ids are in the side arrays, and the arrays; the
@@ -102,14 +102,15 @@ impl SlotsAhead {
     /// test of the length cost more than fetching the lines of pieces never cached).
     #[inline(always)]
     pub fn prefetch(&self, key: &PieceKey) {
-        prefetch(self.first.wrapping_add((key.hash >> 40) as usize & self.mask));
+        prefetch(self.first.wrapping_add(slot_of(key, self.mask)));
     }
 }
 
-/// The slot of a piece of key `key` among `slots` (a power of two, at most 2^24).
+/// The slot of a piece of key `key` among slots numbering `mask + 1` (a power of two, at
+/// most 2^24).
 #[inline(always)]
-fn slot_of(key: &PieceKey, slots: usize) -> usize {
-    (key.hash >> 40) as usize & (slots - 1)
+fn slot_of(key: &PieceKey, mask: usize) -> usize {
+    (key.hash >> 40) as usize & mask
 }
 
 thread_local! {
@@ -186,7 +187,7 @@ impl PieceCache {
             store.start(self.size);
             store.vocab = vocab.identity();
         }
-        let at = slot_of(key, store.slots.len());
+        let at = slot_of(key, store.slots.len() - 1);
         let slot = &store.slots[at];
         let n = piece.len();
         if usize::from(slot.len) == n {
@@ -213,14 +214,15 @@ impl PieceCache {
         let start = out.len();
         super::encode_piece_parts(vocab, piece, out);
         let store = &mut self.store;
-        store.misses += 1;
-        if store.misses >= store.slots.len() && store.slots.len() < self.max_size {
-            // As many misses as slots since the last start: twice the slots, afresh.
+        store.merged += 1;
+        let at = if store.merged >= store.slots.len() && store.slots.len() < self.max_size {
+            // As many merged as slots since the last start: twice the slots, afresh.
             store.start(2 * store.slots.len());
-            self.insert(slot_of(key, self.store.slots.len()), piece, key, &out[start..]);
+            slot_of(key, store.slots.len() - 1)
         } else {
-            self.insert(at, piece, key, &out[start..]);
-        }
+            at
+        };
+        self.insert(at, piece, key, &out[start..]);
     }
 
     /// Keeps `piece`'s `new` ids in slot `at`.
@@ -339,9 +341,9 @@ mod tests {
         let short = std::iter::repeat_with(|| draw(5))
             .find(|p| v.rank(p).is_none() && ids(p).len() <= INLINE_IDS)
             .unwrap();
-        let home = slot_of(&PieceKey::of(&short), 64);
+        let home = slot_of(&PieceKey::of(&short), 63);
         let longs: Vec<Vec<u8>> = std::iter::repeat_with(|| draw(20))
-            .filter(|p| slot_of(&PieceKey::of(p), 64) != home)
+            .filter(|p| slot_of(&PieceKey::of(p), 63) != home)
             .take(6)
             .collect();
         let mut cache = PieceCache::with_size(64, 64, 50);
