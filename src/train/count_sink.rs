@@ -3,6 +3,7 @@
 //! at a time (see "Counting" in docs/design.md).
 
 use super::hot::HotSlots;
+use super::hot_long;
 use super::table::{shard_of, Partial, Queued, QUEUED};
 use super::word_hash::{hash, hash_short, InData};
 use crate::pretokenize::{each_end, Sink};
@@ -51,30 +52,49 @@ impl<'p, 's> CountSink<'p, 's> {
     }
 
     /// Counts the queued words into the tables: each hashed and its home slot asked for
-    /// first, then all counted, so the cache misses of rare words' slots overlap.
+    /// first, then all counted, so the cache misses of rare words' slots overlap. A long
+    /// word of up to 16 bytes is counted in `hot_longs` instead, and the word it displaces,
+    /// if any, goes to the tables.
     #[inline(never)]
     fn flush(&mut self) {
         let (shorts, longs, bytes) = (self.shorts, self.longs, self.data.bytes());
-        let (shards, q) = self.counts.shards_and_queue();
-        let Queued { keys, counts, hashes, long_at, long_len, long_hashes } = q;
+        let (shards, hot_longs, q) = self.counts.shards_and_queue();
+        let Queued { keys, counts, hashes, long_at, long_len, long_hashes, displaced } = q;
         // Sliced once to their lengths, so no access below checks its bounds.
         let (keys, counts, hashes) = (&keys[..shorts], &counts[..shorts], &mut hashes[..shorts]);
-        let (long_at, long_len) = (&long_at[..longs], &long_len[..longs]);
-        let long_hashes = &mut long_hashes[..longs];
-        let long = |i: usize| &bytes[long_at[i]..long_at[i] + long_len[i]];
         for (h, &key) in hashes.iter_mut().zip(keys) {
             *h = hash_short(key);
             shards[shard_of(*h)].prefetch_slot(*h);
         }
-        for (i, h) in long_hashes.iter_mut().enumerate() {
-            *h = hash(long(i));
-            shards[shard_of(*h)].prefetch_slot(*h);
+        // The longs that go to the tables are moved to the front of their arrays (at
+        // `kept`, never past the one being read), the words displaced into `displaced`.
+        let (mut kept, mut moved) = (0, 0);
+        for i in 0..longs {
+            let (at, n) = (long_at[i], long_len[i]);
+            let word = &bytes[at..at + n];
+            let h = hash(word);
+            if n <= hot_long::MAX_LEN {
+                if let Some(word) = hot_longs.add(word, h) {
+                    shards[shard_of(word.hash)].prefetch_slot(word.hash);
+                    displaced[moved] = word;
+                    moved += 1;
+                }
+            } else {
+                shards[shard_of(h)].prefetch_slot(h);
+                (long_at[kept], long_len[kept], long_hashes[kept]) = (at, n, h);
+                kept += 1;
+            }
         }
         for ((&key, &h), &n) in keys.iter().zip(hashes.iter()).zip(counts) {
             shards[shard_of(h)].add_short(key, h, n);
         }
-        for (i, &h) in long_hashes.iter().enumerate() {
-            *shards[shard_of(h)].entry(long(i), h).0 += 1;
+        for ((&at, &n), &h) in
+            long_at.iter().zip(long_len.iter()).zip(long_hashes.iter()).take(kept)
+        {
+            *shards[shard_of(h)].entry(&bytes[at..at + n], h).0 += 1;
+        }
+        for word in &displaced[..moved] {
+            *shards[shard_of(word.hash)].entry(word.word(), word.hash).0 += word.count;
         }
         (self.shorts, self.longs) = (0, 0);
     }
@@ -209,13 +229,16 @@ mod tests {
             let mut data = Vec::new();
             let mut cuts = Vec::new();
             for i in 0..60_000 {
-                let len = match i % 4 {
-                    0 => 1 + next() % 3,
-                    1 | 2 => 1 + next() % SHORT_MAX,
-                    _ => 1 + next() % 40,
+                let len = match i % 8 {
+                    0 | 4 => 1 + next() % 3,
+                    // Long words of a small alphabet, many of them repeated: found in
+                    // `hot_longs`, and displacing one another there.
+                    7 => 8 + next() % 12,
+                    k if k % 4 == 3 => 1 + next() % 40,
+                    _ => 1 + next() % SHORT_MAX,
                 };
-                // A small alphabet for the frequent short words, a wide one for the rest.
-                let wide = i % 4 != 0;
+                // A small alphabet for the frequent words, a wide one for the rest.
+                let wide = i % 4 != 0 && i % 8 != 7;
                 let start = data.len();
                 data.extend((0..len).map(|_| if wide { next() as u8 } else { b"ab"[next() % 2] }));
                 cuts.push(start..data.len());
@@ -265,5 +288,6 @@ mod tests {
             table.sorted().into_iter().map(|(w, n)| (w.to_vec(), n)).collect();
         assert_eq!(got, want);
         assert!(got.iter().any(|(w, n)| w.len() <= 3 && *n > 1_000), "frequent short words");
+        assert!(got.iter().any(|(w, n)| w.len() == 8 && *n > 4), "repeated long words");
     }
 }

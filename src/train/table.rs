@@ -8,6 +8,7 @@ use rayon::ThreadPool;
 
 use super::budget;
 use super::hot::HotCounts;
+use super::hot_long::{Displaced, HotLongs};
 use super::pieces::PieceTable;
 use super::sorted_words::SortedWords;
 use super::word_hash::{hash, hash_short};
@@ -36,6 +37,8 @@ pub struct Partial {
     /// Recent short words counted by a [`CountSink`](super::count_sink::CountSink), moved
     /// into `shards` when displaced, and all at once by [`Partial::distinct`] or the fold.
     hot: HotCounts,
+    /// Recent words of 8 to 16 bytes, moved into `shards` likewise.
+    hot_longs: HotLongs,
     /// What goes to the tables, queued by a [`CountSink`](super::count_sink::CountSink).
     queued: Box<Queued>,
 }
@@ -45,6 +48,7 @@ impl Default for Partial {
         Self {
             shards: std::array::from_fn(|_| PieceTable::default()),
             hot: HotCounts::default(),
+            hot_longs: HotLongs::default(),
             queued: Box::default(),
         }
     }
@@ -59,6 +63,7 @@ impl Partial {
         Self {
             shards: std::array::from_fn(|_| PieceTable::with_capacity(per_shard)),
             hot: HotCounts::default(),
+            hot_longs: HotLongs::default(),
             queued: Box::default(),
         }
     }
@@ -70,11 +75,14 @@ impl Partial {
         self.shards.iter().map(PieceTable::len).sum()
     }
 
-    /// Moves the counts in `hot` into the shards.
+    /// Moves the counts in `hot` and `hot_longs` into the shards.
     fn spill(&mut self) {
         for (key, n) in self.hot.take_all() {
             let h = hash_short(key);
             self.shards[shard_of(h)].add_short(key, h, n);
+        }
+        for word in self.hot_longs.take_all() {
+            *self.shards[shard_of(word.hash)].entry(word.word(), word.hash).0 += word.count;
         }
     }
 
@@ -92,11 +100,13 @@ impl Partial {
         (&mut self.hot, &mut self.queued)
     }
 
-    /// The shards and the queue for the tables, for a
+    /// The shards, the recent long words and the queue for the tables, for a
     /// [`CountSink`](super::count_sink::CountSink).
     #[inline(always)]
-    pub(super) fn shards_and_queue(&mut self) -> (&mut [PieceTable; SHARDS], &mut Queued) {
-        (&mut self.shards, &mut self.queued)
+    pub(super) fn shards_and_queue(
+        &mut self,
+    ) -> (&mut [PieceTable; SHARDS], &mut HotLongs, &mut Queued) {
+        (&mut self.shards, &mut self.hot_longs, &mut self.queued)
     }
 }
 
@@ -105,10 +115,10 @@ impl Partial {
 pub(super) const QUEUED: usize = 256;
 
 /// What a partial's [`CountSink`](super::count_sink::CountSink) sends to its tables,
-/// queued: the short words `hot` displaced (key, count and hash), and the long pieces
-/// (where they start in the segment, their length and hash). Kept in the partial so that
-/// no segment clears 12 KiB of stack; only the first `shorts` and `longs` entries are
-/// read, each written first.
+/// queued: the short words `hot` displaced (key, count and hash), the long pieces
+/// (where they start in the segment, their length and hash), and, in a flush, the words
+/// `hot_longs` displaced. Kept in the partial so that no segment clears 22 KiB of stack;
+/// only the entries a flush writes are read.
 pub struct Queued {
     pub(super) keys: [u64; QUEUED],
     pub(super) counts: [u64; QUEUED],
@@ -116,6 +126,7 @@ pub struct Queued {
     pub(super) long_at: [usize; QUEUED],
     pub(super) long_len: [usize; QUEUED],
     pub(super) long_hashes: [u64; QUEUED],
+    pub(super) displaced: [Displaced; QUEUED],
 }
 
 impl Default for Queued {
@@ -128,6 +139,7 @@ impl Default for Queued {
             long_at: at,
             long_len: at,
             long_hashes: none,
+            displaced: [Displaced::default(); QUEUED],
         }
     }
 }
