@@ -59,6 +59,12 @@ def main() -> None:
     ap.add_argument("--pattern", default="cl100k")
     ap.add_argument("--vocab-sizes", default="8192,32768,65536", help='"" counts only')
     ap.add_argument("--repeats", type=int, default=3, help="plain pass and count, alternated")
+    ap.add_argument(
+        "--brief",
+        action="store_true",
+        help="one line for benches/ab_builds.py instead of the JSON: distinct words, then "
+        "the plain pass's and counting's median MB/s (the last figure is counting's)",
+    )
     args = ap.parse_args()
     if args.repeats < 1:
         ap.error("--repeats must be at least 1")
@@ -116,6 +122,10 @@ def main() -> None:
         seconds = time.perf_counter() - t0
         merges = len(core.merges())
         out["merge"][str(size)] = {"s": seconds, "merges": merges, "merges_per_s": merges / seconds}
+    if args.brief:
+        print(f"{distinct} distinct words; plain {out['plain_mb_s']:.1f} MB/s; "
+              f"count {out['count_mb_s']:.1f} MB/s")
+        return
     print(json.dumps(out))
 
 
