@@ -91,7 +91,8 @@ impl Builtin {
     /// x86-64-v3 (BMI1, BMI2, LZCNT, POPCNT) where the CPU has them: the splitter and the
     /// sinks inlined into it are mostly bit scans and masks, which then take fewer
     /// instructions (`lzcnt` for `bsr` and its fix-up, `blsr`, `andn`, shifts by a
-    /// register without `cl`): 7% fewer in counting code.
+    /// register without `cl`): 1% fewer in counting code beside the portable build
+    /// (benches/RESULTS.md, "2026-12-07 03:10–03:55 UTC").
     fn split<'t>(self, text: &'t str, sink: &mut impl Sink<'t>) {
         #[cfg(target_arch = "x86_64")]
         if has_bit_instructions() {

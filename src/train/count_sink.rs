@@ -62,6 +62,8 @@ impl<'p, 's> CountSink<'p, 's> {
         let Queued { keys, counts, hashes, long_at, long_len, long_hashes, displaced } = q;
         // Sliced once to their lengths, so no access below checks its bounds.
         let (keys, counts, hashes) = (&keys[..shorts], &counts[..shorts], &mut hashes[..shorts]);
+        let (long_at, long_len) = (&mut long_at[..longs], &mut long_len[..longs]);
+        let long_hashes = &mut long_hashes[..longs];
         for (h, &key) in hashes.iter_mut().zip(keys) {
             *h = hash_short(key);
             shards[shard_of(*h)].prefetch_slot(*h);

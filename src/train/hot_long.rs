@@ -37,6 +37,13 @@ struct Slot {
     count_len: u64,
 }
 
+impl Slot {
+    /// The length of the word held (0: none).
+    fn len(&self) -> usize {
+        (self.count_len & ((1 << LEN_BITS) - 1)) as usize
+    }
+}
+
 /// A word that left its slot, with the occurrences counted while it was held.
 #[derive(Clone, Copy, Default)]
 pub struct Displaced {
@@ -53,7 +60,7 @@ impl Displaced {
     }
 
     fn of(slot: &Slot) -> Self {
-        let len = (slot.count_len & ((1 << LEN_BITS) - 1)) as usize;
+        let len = slot.len();
         let mut bytes = [0; MAX_LEN];
         bytes[..8].copy_from_slice(&slot.first.to_le_bytes());
         // The last 8 bytes overlap the first 8 with the same bytes.
@@ -83,17 +90,12 @@ impl HotLongs {
         // the shard; the slot here takes bits from the middle.
         let slot = &mut self.slots[(h >> 32) as usize & (SLOTS - 1)];
         let (first, last) = (read8(word, 0), read8(word, n - 8));
-        let len = n as u64;
-        if slot.hash == h
-            && slot.first == first
-            && slot.last == last
-            && slot.count_len & ((1 << LEN_BITS) - 1) == len
-        {
+        if slot.hash == h && slot.first == first && slot.last == last && slot.len() == n {
             slot.count_len += 1 << LEN_BITS;
             return None;
         }
         let old = *slot;
-        *slot = Slot { hash: h, first, last, count_len: 1 << LEN_BITS | len };
+        *slot = Slot { hash: h, first, last, count_len: 1 << LEN_BITS | n as u64 };
         (old.count_len != 0).then(|| Displaced::of(&old))
     }
 
