@@ -5,6 +5,7 @@ the `slow` marker (`make test-slow`)."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
@@ -13,7 +14,7 @@ import textwrap
 import time
 
 import pytest
-from bytebpe import CorruptTokenizerError, Tokenizer
+from bytebpe import CorruptTokenizerError, StoreError, Tokenizer
 
 SCRIPT = textwrap.dedent(
     """
@@ -69,6 +70,13 @@ def crash_and_resume(tmp_path, uninterrupted, seed: int, kills: int) -> None:
             # Only a run killed before the store's first commit; any other refusal (a
             # damaged store, a broken merge log) is a failure.
             assert "is empty" in str(e) or "not a bytebpe run store" in str(e), str(e)
+        except StoreError as e:
+            # Killed inside that first commit, after its pages spilled to the file: a hot
+            # rollback journal (later commits go through the write-ahead log, never a
+            # journal), which loading cannot roll back and names; the next run does
+            # (tests/test_store.py checks both on such a store made on purpose).
+            assert os.path.exists(store + "-journal"), str(e)
+            assert "killed mid-transaction" in str(e), str(e)
     assert run_training(store) == merges
 
 
