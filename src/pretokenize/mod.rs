@@ -359,26 +359,15 @@ mod tests {
             "    ",
             "...",
         ];
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let text: String = (0..6_000)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                parts[(state % parts.len() as u64) as usize]
-            })
-            .collect();
-        for builtin in [Builtin::Gpt2, Builtin::Cl100k, Builtin::O200k] {
+        let mut rng = crate::test_rng::Rng(0x2545_F491_4F6C_DD1D);
+        let text: String = (0..6_000).map(|_| parts[rng.below(parts.len())]).collect();
+        for name in ["gpt2", "cl100k", "o200k"] {
+            let builtin = Builtin::of(resolve(name)).unwrap();
             let mut dispatched = Vec::new();
             builtin.split(&text, &mut Each(|p: &[u8]| dispatched.push(p.to_vec())));
             let mut portable = Vec::new();
             builtin.split_portable(&text, &mut Each(|p: &[u8]| portable.push(p.to_vec())));
-            let pattern = Pattern::new(match builtin {
-                Builtin::Gpt2 => "gpt2",
-                Builtin::Cl100k => "cl100k",
-                Builtin::O200k => "o200k",
-            })
-            .unwrap();
+            let pattern = Pattern::new(name).unwrap();
             let mut regex = Vec::new();
             pattern.split_text_with_regex(&text, |p| regex.push(p.to_vec())).unwrap();
             assert!(regex.len() > 5_000, "{}", regex.len());

@@ -2,9 +2,10 @@
 //!
 //! Counting: `words.rs` splits a segment into words, `table.rs` holds their counts (in
 //! shards, each a `pieces.rs` table, hashed by `word_hash.rs`, with `hot.rs` in front for
-//! frequent short words and `hot_long.rs` for frequent words of 8 to 16 bytes) and hands them over as `sorted_words.rs`, `snapshot.rs`
-//! serializes the table (`varint.rs` is the length encoding both use), `prune.rs` and
-//! [`budget`] keep it inside a memory limit, [`feed`] counts straight from a file reader.
+//! frequent short words and `hot_long.rs` for frequent words of 8 to 16 bytes) and hands
+//! them over as `sorted_words.rs`, `snapshot.rs` serializes the table (`varint.rs` is the
+//! length encoding both use), `prune.rs` and [`budget`] keep it inside a memory limit,
+//! [`feed`] counts straight from a file reader.
 //! Merging: [`merge`] is the loop, `queue.rs` its candidates (the highest counts in a
 //! heap, `candidate.rs`, which holds the tie-break rule; the lower set aside by band),
 //! `order.rs` the tokens' byte-order labels the heap compares, `arena.rs` its words
