@@ -90,7 +90,7 @@ impl NearIds {
 
     /// As [`NearIds::get`], for a lookup that always gives an id; true with it the first
     /// time in a merge (when `lookup` ran).
-    #[inline]
+    #[inline(always)]
     pub fn id(&mut self, side: Side, other: u32, lookup: impl FnOnce() -> u32) -> (u32, bool) {
         let stamp = self.stamp;
         let slot = self.slot(side, other);
@@ -101,7 +101,7 @@ impl NearIds {
         (slot.1, first)
     }
 
-    #[inline]
+    #[inline(always)]
     fn slot(&mut self, side: Side, other: u32) -> &mut (u32, u32) {
         let i = other as usize;
         if i >= self.slots.len() {

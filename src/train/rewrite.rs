@@ -32,8 +32,9 @@ pub struct Rewritten {
     pub lost: Vec<(Pair, u64)>,
     /// Every new pair touching a merged token.
     pub gained: Vec<Gained>,
-    /// The words of the gained pairs, ascending for each ([`Gained::words`]).
-    pub words: Vec<u32>,
+    /// The words of the gained pairs, ascending for each ([`Gained::words`]); past the
+    /// last range, what an earlier rewrite left (not cleared: see `group_words`).
+    words: Vec<u32>,
     /// A gained pair whose occurrences here, weighted, pass u64 (its count would too;
     /// only possible when the merge's token is one the words already hold).
     pub overflow: Option<Pair>,
@@ -59,7 +60,6 @@ impl Rewritten {
         self.merged = 0;
         self.lost.clear();
         self.gained.clear();
-        self.words.clear();
         self.overflow = None;
         self.listed.clear();
         self.tally.clear();
@@ -78,7 +78,11 @@ impl Rewritten {
             g.words = start..start;
             start += len;
         }
-        self.words.resize(start as usize, 0);
+        // Every place below `start` is written next: only a longer buffer is zeroed, not
+        // the whole of it each merge.
+        if self.words.len() < start as usize {
+            self.words.resize(start as usize, 0);
+        }
         for &(i, w) in &self.listed {
             let at = &mut self.gained[i as usize].words.end;
             self.words[*at as usize] = w;
@@ -96,9 +100,12 @@ struct Gather<'a> {
     token: Rank,
 }
 
+// `lose` and `gain` run at every occurrence, from four places in `replace_from`: LLVM
+// left them (and `NearIds::id` in them) as calls, which cost 4.6% of the merge loop's
+// instructions on the mix at 65,536 (benches/RESULTS.md, "2026-12-07 07:25").
 impl Gather<'_> {
     /// One occurrence of `p` left a word of count `n`.
-    #[inline]
+    #[inline(always)]
     fn lose(&mut self, p: Pair, n: u64) {
         let (side, other) = Side::of_lost(p, self.pair);
         let lost = &mut self.out.lost;
@@ -111,7 +118,7 @@ impl Gather<'_> {
     }
 
     /// One occurrence of `p` appeared in word `w` of count `n`.
-    #[inline]
+    #[inline(always)]
     fn gain(&mut self, p: Pair, w: u32, n: u64) {
         let (side, other) = Side::of_gained(p, self.token);
         let gained = &mut self.out.gained;
@@ -240,38 +247,37 @@ fn replace_from<T: ArenaToken>(
     token: T,
     out: &mut Gather<'_>,
 ) -> usize {
-    // Old positions before `merged_until` are merged up to there (so the pair ending at
-    // it is already counted as lost); `last_merged` says the last token written is one.
-    let (mut merged_until, mut last_merged) = (0, false);
-    let (mut i, mut write) = (first, first);
-    while i < word.len() {
-        if i + 1 < word.len() && word[i] == pair.0 && word[i + 1] == pair.1 {
-            if i > 0 && merged_until != i {
-                out.lose((word[i - 1].into(), word[i].into()), n);
-            }
-            if i + 2 < word.len() {
-                out.lose((word[i + 1].into(), word[i + 2].into()), n);
-            }
-            // The pair this token makes with the one before it (the one after comes
-            // with the next token written).
-            if write > 0 {
-                out.gain((word[write - 1].into(), token.into()), w, n);
-            }
-            word[write] = token;
-            merged_until = i + 2;
-            last_merged = true;
-            i += 2;
-        } else {
-            if last_merged {
-                out.gain((token.into(), word[i].into()), w, n);
-            }
-            word[write] = word[i];
-            last_merged = false;
-            i += 1;
+    let len = word.len();
+    // `i` is at an occurrence; the pair ending at `merged_until` was counted as lost (the
+    // right pair of the occurrence before), so one right after it loses no left pair.
+    let (mut i, mut write, mut merged_until) = (first, first, 0);
+    loop {
+        if i > 0 && merged_until != i {
+            out.lose((word[i - 1].into(), word[i].into()), n);
         }
-        write += 1;
+        if i + 2 < len {
+            out.lose((word[i + 1].into(), word[i + 2].into()), n);
+        }
+        // The pair this token makes with the one before it (the one after comes with
+        // the next token written).
+        if write > 0 {
+            out.gain((word[write - 1].into(), token.into()), w, n);
+        }
+        word[write] = token;
+        (i, write, merged_until) = (i + 2, write + 1, i + 2);
+        // Most words hold the pair once: the tokens up to the next occurrence (or the
+        // end) move down in one copy instead of a test and a move each.
+        let next = word[i..].windows(2).position(|p| p[0] == pair.0 && p[1] == pair.1);
+        let end = next.map_or(len, |k| i + k);
+        if end > i {
+            out.gain((token.into(), word[i].into()), w, n);
+            word.copy_within(i..end, write);
+            (i, write) = (end, write + end - i);
+        }
+        if next.is_none() {
+            return write;
+        }
     }
-    write
 }
 
 #[cfg(test)]
@@ -330,6 +336,71 @@ mod tests {
         let [a, b] = high_pairs([(9, 1), (2, 9)]);
         assert_eq!(gains(&out), [(a, 1, vec![0]), (b, 3, vec![2])]);
         assert_eq!(out.overflow, None);
+    }
+
+    /// On words of three tokens (so occurrences are adjacent, overlapping and at both
+    /// ends), each rewrite matches the plain left-to-right replacement, and its changes
+    /// are the pair counts' difference: a pair without the token lost what the words no
+    /// longer hold (the merged occurrences apart), a pair with it gained what they now
+    /// hold, each word listed once.
+    #[test]
+    fn changes_are_the_difference_of_pair_counts() {
+        counts_difference::<u16>();
+        counts_difference::<Rank>();
+    }
+
+    fn counts_difference<T: ArenaToken>() {
+        let mut rng = crate::test_rng::Rng(23);
+        for merge in [(1, 2), (1, 1), (2, 1)] {
+            let words: Vec<(Vec<Rank>, u64)> = (0..500)
+                .map(|i| {
+                    ((0..rng.below(15)).map(|_| 1 + rng.below(3) as Rank).collect(), 1 + i % 4)
+                })
+                .collect();
+            let mut arena = WordArena::<T>::new(words.clone()).unwrap();
+            let mut out = Rewritten::default();
+            let ids: Vec<u32> = (0..500).collect();
+            rewrite_alone(&mut arena, &ids, |_| false, (merge, 9), &mut out);
+            let replaced = |w: &[Rank]| {
+                let (mut new, mut i) = (Vec::new(), 0);
+                while i < w.len() {
+                    let hit = i + 1 < w.len() && (w[i], w[i + 1]) == merge;
+                    new.push(if hit { 9 } else { w[i] });
+                    i += if hit { 2 } else { 1 };
+                }
+                new
+            };
+            let (mut diff, mut merged, mut gained) = (BTreeMap::new(), 0, BTreeMap::new());
+            for (w, (old, n)) in words.iter().enumerate() {
+                let new = replaced(old);
+                assert_eq!(arena.ranks(w as u32), new, "{merge:?} {old:?}");
+                merged += (old.len() - new.len()) as u64 * n;
+                for p in old.windows(2).map(|p| (p[0], p[1])) {
+                    *diff.entry(p).or_insert(0i64) += *n as i64;
+                }
+                for p in new.windows(2).map(|p| (p[0], p[1])) {
+                    if p.0 == 9 || p.1 == 9 {
+                        let entry = gained.entry(p).or_insert((0, Vec::new()));
+                        entry.0 += n;
+                        if entry.1.last() != Some(&(w as u32)) {
+                            entry.1.push(w as u32);
+                        }
+                    } else {
+                        *diff.entry(p).or_insert(0) -= *n as i64;
+                    }
+                }
+            }
+            // The occurrences merged are counted apart; others of the pair (overlapping
+            // a merged one) are lost like any pair.
+            *diff.entry(merge).or_insert(0) -= merged as i64;
+            diff.retain(|_, d| *d != 0);
+            let lost: BTreeMap<Pair, i64> = out.lost.iter().map(|&(p, n)| (p, n as i64)).collect();
+            assert_eq!(lost, diff, "{merge:?}");
+            assert_eq!(out.merged, merged, "{merge:?}");
+            let got: BTreeMap<_, _> =
+                gains(&out).into_iter().map(|(p, n, w)| (p, (n, w))).collect();
+            assert_eq!(got, gained, "{merge:?}");
+        }
     }
 
     /// Chunks rewritten on helpers give, in word order, what one rewrite of every word
@@ -417,7 +488,7 @@ mod tests {
         let gained = high_pairs([(5, 9), (9, 9), (9, 7), (7, 9)]).into_iter().zip([1, 2, 1, 1]);
         let gained: Vec<_> = gained.map(|(p, n)| (p, n, vec![0])).collect();
         assert_eq!(gains(&out), gained);
-        assert_eq!(out.words, [0; 4]);
+        assert!(out.gained.iter().all(|g| out.words_of(g) == [0]));
         // A skipped word is left alone.
         rewrite_alone(&mut arena, &[0], |_| true, ((HIGH + 9, HIGH + 9), HIGH + 10), &mut out);
         assert_eq!(arena.ranks(0), merged);
