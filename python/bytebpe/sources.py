@@ -27,8 +27,9 @@ from bytebpe.checks import check_choice, check_int, check_str, printable_path
 from bytebpe.parquet import ParquetSource
 
 DEFAULT_CHUNK_SIZE = 1 << 20
-# Bytes counted per call into Rust: progress, checkpoints and Ctrl-C happen between calls.
-CALL_BYTES = 16 << 20
+# Bytes counted per call into Rust: progress and checkpoints happen between calls (a
+# call into Rust is one batch of an iterable: `documents.BATCH_BYTES`).
+CALL_BYTES = 64 << 20
 # Dataset rows read at once under a memory limit (rows are held as Python objects).
 DATASET_ROWS = 256
 DOCUMENT_MODES = ("lines", "files", "separator")
