@@ -38,7 +38,7 @@ TrainingData = Union[Iterable[object], TextDataset]
 # batch never takes long to count (checkpoints and progress come between batches; Ctrl-C
 # is seen inside one too). Each batch ends with a fold of its counts into the word table,
 # which costs about as much for a small batch as for a large one: 100 MB of the mix
-# counted 13% faster in batches of 64 MiB than of 16 (benches/RESULTS.md, "2026-12-07
+# counted 15-20% faster in batches of 64 MiB than of 16 (benches/RESULTS.md, "2026-12-07
 # 08:35"), with the same peak RSS. A memory limit sets smaller batches of its own.
 BATCH_BYTES = 64 * 1024 * 1024
 
