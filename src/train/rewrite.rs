@@ -185,7 +185,7 @@ pub fn rewrite<T: ArenaToken>(
         let word = words.word_mut(w);
         // Many words listed for a pair no longer hold it (an earlier merge took it): a
         // plain scan answers for them without writing anything.
-        let Some(first) = word.windows(2).position(|p| p[0] == narrow.0 && p[1] == narrow.1) else {
+        let Some(first) = find_pair(word, narrow) else {
             continue;
         };
         let len = replace_from(word, first, (w, n), narrow, token, &mut gather);
@@ -231,6 +231,13 @@ pub fn rewrite_shared<T: ArenaToken>(
     out
 }
 
+/// Where `pair` first occurs in `tokens`: the scan for a word's first occurrence and
+/// for each next one.
+#[inline(always)]
+fn find_pair<T: PartialEq>(tokens: &[T], pair: (T, T)) -> Option<usize> {
+    tokens.windows(2).position(|p| p[0] == pair.0 && p[1] == pair.1)
+}
+
 /// Rewrites `word[first..]` in place with `pair` replaced by `token` (left to right,
 /// without overlap; `first` is its first occurrence), gathering each old pair touching a
 /// merged position as lost and each new pair touching a merged token as gained, once per
@@ -267,7 +274,7 @@ fn replace_from<T: ArenaToken>(
         (i, write, merged_until) = (i + 2, write + 1, i + 2);
         // Most words hold the pair once: the tokens up to the next occurrence (or the
         // end) move down in one copy instead of a test and a move each.
-        let next = word[i..].windows(2).position(|p| p[0] == pair.0 && p[1] == pair.1);
+        let next = find_pair(&word[i..], pair);
         let end = next.map_or(len, |k| i + k);
         if end > i {
             out.gain((token.into(), word[i].into()), w, n);
