@@ -19,7 +19,8 @@ Run by encode_compare.py, one fresh process per run. Modes:
     # one batch call over all documents on N threads (timed after an untimed one)
     python benches/encode_one.py --mode batch --tool bytebpe --api numpy --threads 2 --dir DIR
 
-    # one worst-case input (median of --runs calls)
+    # one worst-case input (median of --runs calls; bytebpe's each after 1 MB of the
+    # held-out text, timed too, for its ratio to prose run by run)
     python benches/encode_one.py --mode worst --tool tokenizers --case spaces_x --dir DIR
 
 Tools and the calls timed:
@@ -63,7 +64,7 @@ from array import array
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_one import build_stamp, load_texts, status_mb
+from train_one import build_stamp, load_texts, reset_peak, status_mb
 
 # The worst cases: name -> (description, text builder).
 # Each case is built at n = 1,000,000 and at n // 2: the ratio of the two times shows
@@ -77,6 +78,8 @@ WORST_CASES = {
     "spaces_x": ('" " * 1_000_000 + "x"', lambda n: " " * n + "x"),
 }
 WORST_N = 1_000_000
+# The prose a worst case is compared with, timed in the same process run by run.
+PROSE_BYTES = 1_000_000
 SHORT = "hello world"  # for the fixed cost of a call
 WARMUP = "def f(x):\n    return x + 1  # warm-up, nothing measured\n\tif (a != b) { c += 1; }\n" * 8
 
@@ -383,13 +386,49 @@ def run_batch(args, batch, texts) -> dict:
     return out
 
 
-def run_worst(args, single) -> dict:
+def prose_slices(texts: list[str], count: int) -> list[list[str]]:
+    """`count` runs of consecutive documents of the held-out text, each of at least
+    PROSE_BYTES (fewer if the text runs out)."""
+    slices, current, size = [], [], 0
+    for text in texts:
+        current.append(text)
+        size += len(text.encode("utf-8"))
+        if size >= PROSE_BYTES:
+            slices.append(current)
+            if len(slices) == count:
+                break
+            current, size = [], 0
+    return slices
+
+
+def run_worst(args, single, slices: list[list[str]] | None = None) -> dict:
+    """The worst case's calls, half size then full size. Given `slices` (MBs of the
+    held-out documents, `prose_slices`), each full-size call comes right after one pass
+    over the next MB, document by document as in single mode, so the ratio to prose is
+    taken per run from timings seconds apart, not against a single-mode run minutes
+    away."""
     desc, build = WORST_CASES[args.case]
     single(WARMUP)
+    slices = list(slices or [])
+    if slices:
+        for text in slices.pop(0):  # a first MB untimed: the piece cache past its start
+            single(text)
+    prose_s: list[float] = []
 
-    def timed(text: str) -> tuple[list[float], list[int] | None, str | None]:
+    def prose_pass(k: int) -> None:
+        if k < len(slices):
+            gc.disable()
+            t0 = time.perf_counter()
+            for text in slices[k]:
+                single(text)
+            prose_s.append(time.perf_counter() - t0)
+            gc.enable()
+
+    def timed(text: str, before=None) -> tuple[list[float], list[int] | None, str | None]:
         times, ids, error = [], None, None
-        for _ in range(args.runs):
+        for k in range(args.runs):
+            if before:
+                before(k)
             t0 = time.perf_counter()
             try:
                 ids = single(text)
@@ -404,7 +443,7 @@ def run_worst(args, single) -> dict:
 
     # The half size, then the full size, each with its own runs.
     half_times, _, half_error = timed(build(WORST_N // 2))
-    times, ids, error = timed(build(WORST_N))
+    times, ids, error = timed(build(WORST_N), prose_pass)
     out = {
         "case": args.case,
         "input": desc,
@@ -413,8 +452,17 @@ def run_worst(args, single) -> dict:
         "median_s": round(statistics.median(times), 4),
         "half_times_s": [round(t, 4) for t in half_times],
         "half_median_s": round(statistics.median(half_times), 4),
-        "peak_rss_mb": peak_mb(),
+        # VmHWM alone: `getrusage`'s peak is not reset with it (`reset_peak`).
+        "peak_rss_mb": round(status_mb("VmHWM") or 0, 1) or peak_mb(),
     }
+    if prose_s:
+        # Each run: the worst case's seconds over those of 1 MB of prose just before it.
+        mbs = [sum(len(t.encode("utf-8")) for t in s) / 1e6 for s in slices]
+        out["prose_mb"] = [round(mb, 3) for mb in mbs[: len(prose_s)]]
+        out["prose_times_s"] = [round(t, 4) for t in prose_s]
+        out["vs_prose"] = [
+            round(w / (p / mb), 3) for w, p, mb in zip(times, prose_s, mbs) if p > 0
+        ]
     if error or half_error:
         out["error"] = error or half_error
     else:
@@ -468,8 +516,16 @@ def main() -> None:
         "api": args.api,
     }
     if args.mode == "worst":
+        # bytebpe's worst cases are compared with its prose (the target is a multiple of
+        # it), so its process keeps a few MB of the held-out text (the rest is freed, and
+        # the peak RSS counted from there); the others' need none.
+        prose = None
+        if args.tool == "bytebpe":
+            prose = prose_slices(load_texts_json(d), args.runs + 1)
+            gc.collect()
+            reset_peak()
         base["rss_loaded_mb"] = round(status_mb("VmRSS"), 1)
-        print(json.dumps({**base, **run_worst(args, single)}))
+        print(json.dumps({**base, **run_worst(args, single, prose)}))
         return
     texts = load_texts_json(d)
     gc.collect()
