@@ -160,7 +160,8 @@ def single_table(tools: list[str], single: dict[str, list[dict]]) -> list[str]:
 def batch_table(threads: int, mb: float, batch, batch_one, single) -> list[str]:
     out = [
         "",
-        f"### Batch: one call over all documents, {threads} threads",
+        f"### Batch: one call over all documents, {threads} threads (per repeat, the median "
+        "of its timed calls)",
         "",
         (
             "| tool | MB/s (median) | min–max | CPU s / wall s "
