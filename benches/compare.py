@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 
 from corpora import corpus_path
+from encode_report import prose_ratios
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -173,9 +174,7 @@ def summary(train: dict, phases: dict, encode: dict) -> list[str]:
         for key, w in e["worst"].items():
             if key.split(" ", 1)[0] != "bytebpe" or "error" in w or not prose:
                 continue
-            # Per run, against 1 MB of this corpus timed just before it in the same process;
-            # else (a run without it) 1 MB takes 1 / (MB/s) s of the single-thread runs.
-            x = sorted(w.get("vs_prose") or [w["median_s"] * statistics.median(prose)])
+            x = prose_ratios(w, statistics.median(prose))
             lin = w["median_s"] / w["half_median_s"] if w.get("half_median_s") else None
             rows.append(f"| worst case ≤5× 1 MB of prose | {corpus}, `{w['input']}` "
                         f"| {cell(x)}× (1M ÷ 500k: {lin:.2f}) | {verdict(x, 5, False)} |")

@@ -204,7 +204,30 @@ def ceiling(pairs: list[dict], single_bytebpe: list[dict]) -> list[str]:
     ]
 
 
+def prose_ratios(worst_run: dict, prose_mb_s: float | None) -> list[float]:
+    """A bytebpe worst-case run's time over that of 1 MB of prose, sorted: per call,
+    against the MB timed just before it (`vs_prose`), or for a run without those, its
+    median call over the single-thread runs' MB/s (1 MB takes 1 / (MB/s) seconds); none
+    when neither is known."""
+    if worst_run.get("vs_prose"):
+        return sorted(worst_run["vs_prose"])
+    if worst_run.get("median_s") and prose_mb_s:
+        return [worst_run["median_s"] * prose_mb_s]
+    return []
+
+
 def worst_table(tools: list[str], worst, single, repeats: int, timeout: float) -> list[str]:
+    header = (
+        ["input"]
+        + [f"{t} s" for t in tools]
+        + [f"{t} ÷ bytebpe" for t in tools if t != "bytebpe"]
+        + [
+            "bytebpe 1M ÷ 500k (linear: 2.0)",
+            "bytebpe ÷ 1 MB of this corpus (per call, the MB timed just before it)",
+            "tokens",
+            f"peak RSS MB ({', '.join(tools)})",
+        ]
+    )
     out = [
         "",
         (
@@ -212,24 +235,10 @@ def worst_table(tools: list[str], worst, single, repeats: int, timeout: float) -
             f"killed after {timeout:g} s)"
         ),
         "",
-        "| "
-        + " | ".join(
-            ["input"]
-            + [f"{t} s" for t in tools]
-            + [f"{t} ÷ bytebpe" for t in tools if t != "bytebpe"]
-            + [
-                "bytebpe 1M ÷ 500k (linear: 2.0)",
-                "bytebpe ÷ 1 MB of this corpus (per call, the MB timed just before it)",
-                "tokens",
-                f"peak RSS MB ({', '.join(tools)})",
-            ]
-        )
-        + " |",
-        "|---|"
-        + "--:|" * len(tools)
-        + "--:|" * (len(tools) - ("bytebpe" in tools))
-        + "--:|--:|--:|--:|",
+        "| " + " | ".join(header) + " |",
+        "|---|" + "--:|" * (len(header) - 1),
     ]
+    prose = med(ok_runs(single.get("bytebpe", [])), "mb_s")
     notes: list[str] = []
     for case, (desc, _) in WORST_CASES.items():
         cells, secs = [], {}
@@ -249,15 +258,7 @@ def worst_table(tools: list[str], worst, single, repeats: int, timeout: float) -
         rss = ", ".join(fmt(worst[t, case].get("peak_rss_mb"), ".0f") for t in tools)
         b = worst.get(("bytebpe", case), {})
         linear = ratio(b.get("median_s"), b.get("half_median_s")) if "error" not in b else "–"
-        prose = med(ok_runs(single.get("bytebpe", [])), "mb_s")
-        if "error" in b:
-            vs_prose = "–"
-        elif b.get("vs_prose"):
-            # Per run, against 1 MB of prose timed just before it in the same process.
-            vs_prose = spread(b["vs_prose"])
-        else:
-            # 1 MB of prose takes 1 / (MB/s) seconds on one thread.
-            vs_prose = ratio(b.get("median_s"), prose and 1 / prose)
+        vs_prose = "–" if "error" in b else spread(prose_ratios(b, prose))
         row = [f"`{desc}`", *cells, *ratios, linear, vs_prose, fmt(tokens, ","), rss]
         out.append("| " + " | ".join(row) + " |")
     if notes:
