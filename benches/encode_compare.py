@@ -69,7 +69,7 @@ sys.path.insert(0, str(HERE))
 from corpora import corpus_path
 from encode_children import PAIR_TIMEOUT_S, run_child, run_pair
 from encode_ids import id_lines
-from encode_one import WORST_CASES
+from encode_worst import WORST_CASES
 from encode_report import BATCH_APIS, render
 from train_compare import machine, repo_state, snapshot_bytebpe, version
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from array import array
 
-from encode_one import WORST_CASES
+from encode_worst import WORST_CASES
 
 
 def read_dump(path: str) -> tuple[array, array] | None:

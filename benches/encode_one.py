@@ -54,7 +54,6 @@ import argparse
 import base64
 import gc
 import gzip
-import hashlib
 import json
 import os
 import resource
@@ -65,22 +64,9 @@ from array import array
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_one import build_stamp, load_texts, reset_peak, status_mb
+from encode_worst import WORST_CASES, prose_slices, run_worst
+from train_one import build_stamp, load_texts, peak_mb, reset_peak, status_mb
 
-# The worst cases: name -> (description, text builder).
-# Each case is built at n = 1,000,000 and at n // 2: the ratio of the two times shows
-# whether the encoder is linear (2.0) on it, instead of claiming so from one size.
-WORST_CASES = {
-    "a": ('"a" * 1_000_000', lambda n: "a" * n),
-    "space": ('" " * 1_000_000', lambda n: " " * n),
-    "caret": ('"^" * 1_000_000', lambda n: "^" * n),
-    "newline": ('"\\n" * 1_000_000', lambda n: "\n" * n),
-    "digit": ('"7" * 1_000_000', lambda n: "7" * n),
-    "spaces_x": ('" " * 1_000_000 + "x"', lambda n: " " * n + "x"),
-}
-WORST_N = 1_000_000
-# The prose a worst case is compared with, timed in the same process run by run.
-PROSE_BYTES = 1_000_000
 SHORT = "hello world"  # for the fixed cost of a call
 WARMUP = "def f(x):\n    return x + 1  # warm-up, nothing measured\n\tif (a != b) { c += 1; }\n" * 8
 
@@ -269,12 +255,6 @@ class Window:
         return False
 
 
-def peak_mb() -> float:
-    return round(
-        max(status_mb("VmHWM") or 0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), 1
-    )
-
-
 def write_dump(path: str, docs) -> None:
     """Ids as uint32 (path) and the documents' token counts as uint32 (path + '.len')."""
     with open(path, "wb") as ids_f, open(path + ".len", "wb") as len_f:
@@ -398,91 +378,6 @@ def run_batch(args, batch, texts) -> dict:
     return out
 
 
-def prose_slices(texts: list[str], count: int) -> list[list[str]]:
-    """`count` runs of consecutive documents of the held-out text, each of at least
-    PROSE_BYTES (fewer if the text runs out)."""
-    slices, current, size = [], [], 0
-    for text in texts:
-        current.append(text)
-        size += len(text.encode("utf-8"))
-        if size >= PROSE_BYTES:
-            slices.append(current)
-            if len(slices) == count:
-                break
-            current, size = [], 0
-    return slices
-
-
-def run_worst(args, single, slices: list[list[str]] | None = None) -> dict:
-    """The worst case's calls, half size then full size. Given `slices` (MBs of the
-    held-out documents, `prose_slices`), each full-size call comes right after one pass
-    over the next MB, document by document as in single mode, so the ratio to prose is
-    taken per run from timings seconds apart, not against a single-mode run minutes
-    away."""
-    desc, build = WORST_CASES[args.case]
-    single(WARMUP)
-    slices = list(slices or [])
-    if slices:
-        for text in slices.pop(0):  # a first MB untimed: the piece cache past its start
-            single(text)
-    prose_s: list[float] = []
-
-    def prose_pass(k: int) -> None:
-        if k < len(slices):
-            gc.disable()
-            t0 = time.perf_counter()
-            for text in slices[k]:
-                single(text)
-            prose_s.append(time.perf_counter() - t0)
-            gc.enable()
-
-    def timed(text: str, before=None) -> tuple[list[float], list[int] | None, str | None]:
-        times, ids, error = [], None, None
-        for k in range(args.runs):
-            if before:
-                before(k)
-            t0 = time.perf_counter()
-            try:
-                ids = single(text)
-            except BaseException as e:
-                if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                    raise
-                error = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
-                times.append(time.perf_counter() - t0)
-                break
-            times.append(time.perf_counter() - t0)
-        return times, ids, error
-
-    # The half size, then the full size, each with its own runs.
-    half_times, _, half_error = timed(build(WORST_N // 2))
-    times, ids, error = timed(build(WORST_N), prose_pass)
-    out = {
-        "case": args.case,
-        "input": desc,
-        "runs": len(times),
-        "times_s": [round(t, 4) for t in times],
-        "median_s": round(statistics.median(times), 4),
-        "half_times_s": [round(t, 4) for t in half_times],
-        "half_median_s": round(statistics.median(half_times), 4),
-        # VmHWM alone: `getrusage`'s peak is not reset with it (`reset_peak`).
-        "peak_rss_mb": round(status_mb("VmHWM") or 0, 1) or peak_mb(),
-    }
-    if prose_s:
-        # Each run: the worst case's seconds over those of 1 MB of prose just before it.
-        mbs = [sum(len(t.encode("utf-8")) for t in s) / 1e6 for s in slices]
-        out["prose_mb"] = [round(mb, 3) for mb in mbs[: len(prose_s)]]
-        out["prose_times_s"] = [round(t, 4) for t in prose_s]
-        out["vs_prose"] = [
-            round(w / (p / mb), 3) for w, p, mb in zip(times, prose_s, mbs) if p > 0
-        ]
-    if error or half_error:
-        out["error"] = error or half_error
-    else:
-        out["tokens"] = len(ids)
-        out["ids_sha256"] = hashlib.sha256(array("I", ids).tobytes()).hexdigest()[:16]
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mode", required=True, choices=["prepare", "single", "batch", "worst"])
@@ -538,6 +433,7 @@ def main() -> None:
             gc.collect()
             reset_peak()
         base["rss_loaded_mb"] = round(status_mb("VmRSS"), 1)
+        single(WARMUP)
         print(json.dumps({**base, **run_worst(args, single, prose)}))
         return
     texts = load_texts_json(d)

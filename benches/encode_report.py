@@ -14,7 +14,7 @@ import json
 import statistics
 from typing import Any
 
-from encode_one import WORST_CASES
+from encode_worst import WORST_CASES
 
 # (tool, api) -> label and the call it times
 BATCH_APIS = {

@@ -98,6 +98,12 @@ def status_mb(field: str) -> float | None:
     return None
 
 
+def peak_mb() -> float:
+    return round(
+        max(status_mb("VmHWM") or 0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), 1
+    )
+
+
 def reset_peak() -> bool:
     try:
         with open("/proc/self/clear_refs", "w") as f:

@@ -14,7 +14,7 @@ sys.path.insert(0, str(BENCHES))
 
 import encode_ids  # noqa: E402
 import encode_report  # noqa: E402
-from encode_one import WORST_CASES  # noqa: E402
+from encode_worst import WORST_CASES  # noqa: E402
 
 
 def dump(path: Path, docs: list[list[int]]) -> str:

@@ -14,17 +14,18 @@ sys.path.insert(0, str(BENCHES))
 
 import compare  # noqa: E402
 import encode_one  # noqa: E402
+import encode_worst  # noqa: E402
 import encode_report  # noqa: E402
 
 
 def test_prose_slices_are_consecutive_documents_of_at_least_a_megabyte():
     docs = ["x" * 400_000, "é" * 200_000, "y" * 300_000, "z" * 1_000_000, "w" * 10]
-    slices = encode_one.prose_slices(docs, 3)
+    slices = encode_worst.prose_slices(docs, 3)
     # 400 kB + 400 kB (two bytes a character) + 300 kB; then one whole MB; then the rest
     # is under a MB, so only two.
     assert slices == [docs[:3], docs[3:4]]
-    assert encode_one.prose_slices(docs, 1) == [docs[:3]]
-    assert encode_one.prose_slices([], 3) == []
+    assert encode_worst.prose_slices(docs, 1) == [docs[:3]]
+    assert encode_worst.prose_slices([], 3) == []
 
 
 def test_each_full_size_call_follows_its_own_megabyte_of_prose(monkeypatch):
@@ -32,22 +33,22 @@ def test_each_full_size_call_follows_its_own_megabyte_of_prose(monkeypatch):
     # A clock that only the calls move: a character of prose costs 10 ns, one of the
     # worst case 30 ns (so it reads 3x a MB of prose), growing by run.
     clock = [0.0]
-    monkeypatch.setattr(encode_one.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(encode_worst.time, "perf_counter", lambda: clock[0])
 
     def single(text: str) -> list[int]:
         calls.append(text[:1] + str(len(text)))
-        runs = calls.count(f"a{encode_one.WORST_N}")
+        runs = calls.count(f"a{encode_worst.WORST_N}")
         clock[0] += len(text) * (30e-9 * runs if text[0] == "a" else 10e-9)
         return [1] * (len(text) // 2)
 
     slices = [[f"p{k}" * 500_000] for k in range(4)]  # 1 MB each
     args = argparse.Namespace(case="a", runs=3)
-    out = encode_one.run_worst(args, single, slices)
-    full, half = f"a{encode_one.WORST_N}", f"a{encode_one.WORST_N // 2}"
+    out = encode_worst.run_worst(args, single, slices)
+    full, half = f"a{encode_worst.WORST_N}", f"a{encode_worst.WORST_N // 2}"
     prose = [f"p{len(s[0])}" for s in slices]
-    # Warm-up, the first MB untimed, the half size three times, then prose and the full
-    # size in turn.
-    assert calls[2:] == [half] * 3 + [prose[1], full, prose[2], full, prose[3], full]
+    # The first MB untimed, the half size three times, then prose and the full size in
+    # turn.
+    assert calls[1:] == [half] * 3 + [prose[1], full, prose[2], full, prose[3], full]
     assert out["prose_mb"] == [1.0, 1.0, 1.0]
     assert out["prose_times_s"] == [0.01, 0.01, 0.01]
     # Each ratio is that run's call over that run's MB of prose.
@@ -57,7 +58,7 @@ def test_each_full_size_call_follows_its_own_megabyte_of_prose(monkeypatch):
 
 def test_without_prose_a_worst_case_has_no_ratio_of_its_own():
     args = argparse.Namespace(case="digit", runs=2)
-    out = encode_one.run_worst(args, lambda text: [0], None)
+    out = encode_worst.run_worst(args, lambda text: [0], None)
     assert out["runs"] == 2 and "vs_prose" not in out
 
 
@@ -74,7 +75,7 @@ def test_the_reports_use_the_per_run_ratios_where_a_run_has_them():
     # Without them: the call over the single-thread runs' median MB/s (0.02 s × 100 MB/s).
     assert rows[1].startswith('| worst case ≤5× 1 MB of prose | english, `"a" * 1_000_000` '
                               "| 2.00× ")
-    worst = {("bytebpe", case): without for case in encode_one.WORST_CASES}
+    worst = {("bytebpe", case): without for case in encode_worst.WORST_CASES}
     worst["bytebpe", "space"] = with_ratios
     table = encode_report.worst_table(["bytebpe"], worst, single, 3, 120)
     # As many columns in the header, its rule and every row (no anchor's column here).
@@ -90,7 +91,7 @@ def test_a_batch_run_reports_its_median_timed_call(monkeypatch):
     # Calls that take 0.3, 0.1 and 0.2 s on a clock only they move (after an untimed one
     # of 0.5 s): the run reports the 0.2 s call, and holds one call's output at a time.
     clock = [0.0]
-    monkeypatch.setattr(encode_one.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(encode_worst.time, "perf_counter", lambda: clock[0])
     costs = iter([0.5, 0.3, 0.1, 0.2])
     alive: list[object] = []
 
