@@ -10,6 +10,18 @@
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 
+/// Room kept past the bytes written: a vector step's 16-byte store.
+const SLACK: usize = 16;
+
+/// Room for the UTF-8 of `code_points` code points, in which [`to_utf8`] writes any of
+/// them below U+10000 (3 bytes each at most), whole or a part at a time, without
+/// growing the buffer. A long `str` is written a part at a time: made with this capacity,
+/// its buffer is not copied to a larger one part after part (each copy wrote pages never
+/// touched before, and made the kernel flush the other cores' address caches).
+pub fn utf8_room(code_points: usize) -> usize {
+    3 * code_points + SLACK
+}
+
 /// Whether [`to_utf8`] runs 8 code points at a time on this CPU (else it goes one by one,
 /// no faster than CPython's own encoder, which the binding then keeps using).
 pub fn is_vectorized() -> bool {
@@ -111,6 +123,31 @@ mod tests {
                     assert_eq!(got.1, Err(*i));
                 }
             }
+        }
+    }
+
+    /// A text below U+10000 written a part at a time into a buffer of `utf8_room` never
+    /// moves it (no part grows it), whatever its parts' lengths and scripts, and is what
+    /// `String` writes.
+    #[test]
+    fn written_in_parts_within_its_room() {
+        let mut rng = Rng(9);
+        for round in 0..400 {
+            let n = rng.below(3000);
+            let cps: Vec<u32> = random_code_points(&mut rng, n, false)
+                .into_iter()
+                .map(|c| if c >= 0x10000 || round % 4 == 0 { 0x800 + c % 0xD000 } else { c })
+                .collect();
+            let mut out = Vec::with_capacity(utf8_room(n));
+            let start = out.as_ptr();
+            let mut at = 0;
+            while at < n {
+                let part = (1 + rng.below(700)).min(n - at);
+                to_utf8(&cps[at..at + part], &mut out).expect("valid code points");
+                assert_eq!(out.as_ptr(), start, "round {round}: the buffer moved at {at}");
+                at += part;
+            }
+            assert_eq!(out, expected(&cps).expect("valid"));
         }
     }
 }

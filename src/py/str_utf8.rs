@@ -38,7 +38,8 @@ pub(super) fn written_utf8(text: &Bound<'_, PyString>) -> PyResult<Option<String
         if points.len() < n.min(CHUNK) {
             points.resize(n.min(CHUNK), 0);
         }
-        let mut out: Vec<u8> = Vec::new();
+        // Room for the whole text up front: parts written one after another never move it.
+        let mut out: Vec<u8> = Vec::with_capacity(utf32::utf8_room(n));
         for start in (0..n).step_by(CHUNK) {
             let end = (start + CHUNK).min(n);
             let part = if end - start == n {

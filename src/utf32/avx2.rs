@@ -20,13 +20,10 @@ use std::arch::x86_64::{
     _mm_unpacklo_epi32,
 };
 
-use super::one_by_one;
+use super::{one_by_one, SLACK};
 
 /// Code points a step takes.
 const STEP: usize = 8;
-
-/// Room kept past the bytes written: a shuffle's 16-byte store.
-const SLACK: usize = 16;
 
 /// For 8 lanes of 2 bytes, bit i set where lane i is a 2-byte character: the shuffle
 /// keeping lane i's low byte, and its high byte too where its bit is set.
