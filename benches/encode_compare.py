@@ -69,8 +69,8 @@ sys.path.insert(0, str(HERE))
 from corpora import corpus_path
 from encode_children import PAIR_TIMEOUT_S, run_child, run_pair
 from encode_ids import id_lines
-from encode_worst import WORST_CASES
 from encode_report import BATCH_APIS, render
+from encode_worst import WORST_CASES
 from train_compare import machine, repo_state, snapshot_bytebpe, version
 
 TOOLS = ("bytebpe", "tiktoken", "tokenizers")

@@ -3,7 +3,8 @@
 Imports bytebpe and loads the corpus (as train_one.py does: neither is timed), then times:
   - plain pass: one pass over every byte of the documents (UTF-8 bytes of each str and an
     Adler-32 over them, single-threaded): the floor any counting must pay;
-  - counting: the documents through bytebpe's WordCounter (batches of 8,192, all cores);
+  - counting: the documents through bytebpe's WordCounter, in the batches training makes
+    (`train_from_iterator`: 8,192 documents or 64 MiB, whichever comes first), all cores;
     the two alternate, --repeats times, so each repeat's ratio compares runs made
     moments apart (the medians and the per-repeat ratios are reported);
   - merging, per vocabulary size: the merge loop alone on those counts.
@@ -24,15 +25,18 @@ import zlib
 # Imported here, not in the timed counting: the package's import (about 0.08 s on this
 # machine) once made the first count of a run read as 40% slower on 20 MB.
 from bytebpe import _bytebpe
+from bytebpe.documents import BATCH_BYTES, batches
 from train_one import load_texts
 
-BATCH = 8192
+BATCH = 8192  # train_from_iterator's buffer_size
 
 
-def count(texts: list[str], pattern: str):
+def count(texts: list[str], pattern: str, batch_bytes: int = BATCH_BYTES):
     counter = _bytebpe.WordCounter(pattern, [], None, False, None)
-    for start in range(0, len(texts), BATCH):
-        counter.add_batch(texts[start : start + BATCH], start)
+    start = 0
+    for batch in batches(iter(texts), BATCH, batch_bytes):
+        counter.add_batch(batch, start)
+        start += len(batch)
     return counter
 
 

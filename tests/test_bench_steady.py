@@ -14,8 +14,8 @@ sys.path.insert(0, str(BENCHES))
 
 import compare  # noqa: E402
 import encode_one  # noqa: E402
-import encode_worst  # noqa: E402
 import encode_report  # noqa: E402
+import encode_worst  # noqa: E402
 
 
 def test_prose_slices_are_consecutive_documents_of_at_least_a_megabyte():
