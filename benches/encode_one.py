@@ -351,19 +351,19 @@ def run_batch(args, batch, texts) -> dict:
         with Window() as w:
             result, call_s = batch(texts, args.api, threads)
         gc.enable()
-        timed.append((w.wall, w, call_s))
-    wall, w, call_s = sorted(timed, key=lambda t: t[0])[len(timed) // 2]
+        timed.append((w, call_s))
+    w, call_s = sorted(timed, key=lambda t: t[0].wall)[len(timed) // 2]
     peak = peak_mb()
     out = {
         "bytes": n_bytes,
         "docs": len(texts),
         "threads": threads,
         "calls": len(timed),
-        "walls_s": [round(t[0], 4) for t in timed],
-        "wall_s": round(wall, 4),
+        "walls_s": [round(t[0].wall, 4) for t in timed],
+        "wall_s": round(w.wall, 4),
         "cpu_s": round(w.cpu, 3),
         "others_cores": None if w.others is None else round(w.others, 3),
-        "mb_s": round(n_bytes / 1e6 / wall, 3),
+        "mb_s": round(n_bytes / 1e6 / w.wall, 3),
         "call_s": None if call_s is None else round(call_s, 4),
         "peak_rss_mb": peak,
     }

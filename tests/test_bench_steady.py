@@ -91,7 +91,7 @@ def test_a_batch_run_reports_its_median_timed_call(monkeypatch):
     # Calls that take 0.3, 0.1 and 0.2 s on a clock only they move (after an untimed one
     # of 0.5 s): the run reports the 0.2 s call, and holds one call's output at a time.
     clock = [0.0]
-    monkeypatch.setattr(encode_worst.time, "perf_counter", lambda: clock[0])
+    monkeypatch.setattr(encode_one.time, "perf_counter", lambda: clock[0])
     costs = iter([0.5, 0.3, 0.1, 0.2])
     alive: list[object] = []
 

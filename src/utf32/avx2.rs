@@ -20,7 +20,7 @@ use std::arch::x86_64::{
     _mm_unpacklo_epi32,
 };
 
-use super::{one_by_one, SLACK};
+use super::{one_by_one, utf8_room};
 
 /// Code points a step takes.
 const STEP: usize = 8;
@@ -77,7 +77,7 @@ static SPREAD: [u8; 16] = {
 pub(super) unsafe fn to_utf8(code_points: &[u32], out: &mut Vec<u8>) -> Result<(), usize> {
     // At most 3 bytes a code point in the vector steps; a step that goes one by one
     // reserves for itself.
-    out.reserve(3 * code_points.len() + SLACK);
+    out.reserve(utf8_room(code_points.len()));
     let steps = code_points.len() / STEP;
     let (ascii_max, two_max, three_max) =
         (_mm256_set1_epi32(0x7F), _mm256_set1_epi32(0x7FF), _mm256_set1_epi32(0xFFFF));
@@ -99,7 +99,7 @@ pub(super) unsafe fn to_utf8(code_points: &[u32], out: &mut Vec<u8>) -> Result<(
         let over_ascii = _mm256_cmpgt_epi32(v, ascii_max);
         let multi = _mm256_movemask_ps(_mm256_castsi256_ps(over_ascii)) as u32;
         let len = out.len();
-        // SAFETY: `reserve` left 3 bytes per code point left and SLACK past them.
+        // SAFETY: `reserve` left `utf8_room`: 3 bytes a code point and the slack past them.
         let dst = unsafe { out.as_mut_ptr().add(len) };
         if negative == 0 && multi == 0 {
             let words = _mm256_packus_epi32(v, v);
@@ -162,7 +162,7 @@ pub(super) unsafe fn to_utf8(code_points: &[u32], out: &mut Vec<u8>) -> Result<(
             let low = shuffle(_mm256_castsi256_si128(lanes), &THREE_BYTE_LANES[low_key]);
             let high = shuffle(_mm256_extracti128_si256::<1>(lanes), &THREE_BYTE_LANES[high_key]);
             // SAFETY: the step writes at most 24 bytes, the second store ending at most
-            // 12 + 16 past `dst`, within 3 * 8 + SLACK.
+            // 12 + 16 past `dst`, within 3 * 8 and the 16 bytes of slack (`utf8_room`).
             unsafe {
                 _mm_storeu_si128(dst.cast(), low);
                 _mm_storeu_si128(dst.add(low_len as usize).cast(), high);
@@ -172,7 +172,7 @@ pub(super) unsafe fn to_utf8(code_points: &[u32], out: &mut Vec<u8>) -> Result<(
         }
         one_by_one(&code_points[at..at + STEP], out).map_err(|i| at + i)?;
         // One by one may have taken 4 bytes a code point: room for the rest again.
-        out.reserve(3 * (code_points.len() - at - STEP) + SLACK);
+        out.reserve(utf8_room(code_points.len() - at - STEP));
     }
     one_by_one(&code_points[steps * STEP..], out).map_err(|i| steps * STEP + i)
 }
